@@ -1,0 +1,8 @@
+"""The runtime: Executor, Scope and places (CPU with NumPy kernels)."""
+
+from .executor import Executor, check_feed
+from .place import CPUPlace, CUDAPlace, Place
+from .rng import seed
+from .scope import Scope, global_scope, scope_guard
+
+__all__ = ["CPUPlace", "CUDAPlace", "Executor", "Place", "Scope", "check_feed", "global_scope", "scope_guard", "seed"]

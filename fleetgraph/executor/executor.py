@@ -1,0 +1,217 @@
+"""The executor: prepares a block once into a flat plan, then runs the plan's kernels over a scope."""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..ir import DTypeError, FleetgraphError, KernelError, ShapeError, default_main_program, get_op_def
+from ..ir.errors import close_matches, fmt_shape
+from ..ir.program import Block, Program, Variable
+from . import rng
+from .place import CPUPlace, Place
+from .scope import Scope, global_scope
+
+
+class _Step:
+    """One op, resolved: kernel, input names (a list for a duplicable slot, None for an absent
+    optional one), output names and the attrs the kernel takes."""
+
+    __slots__ = ("index", "op", "kernel", "ins", "outs", "kwargs", "single_out", "flat_ins", "seed")
+
+    def __init__(self, index, op, xp) -> None:
+        opdef = get_op_def(op.type)
+        if opdef.kernel is None:
+            raise FleetgraphError(f"op {index} ({op.type}): has no kernel and cannot be executed")
+        self.index, self.op, self.kernel = index, op, opdef.kernel
+        self.ins = [_slot_names(op.inputs, s) for s in opdef.inputs]
+        self.outs = [_slot_names(op.outputs, s) for s in opdef.outputs]
+        self.single_out = len(opdef.outputs) == 1
+        self.flat_ins = all(isinstance(a, str) for a in self.ins)
+        self.kwargs = {k: op.attrs[k] for k in opdef.attrs}
+        if opdef.wants_outputs:
+            self.kwargs["need"] = frozenset(s.name for s, n in zip(opdef.outputs, self.outs) if n)
+        self.seed = None
+        if opdef.random:
+            fixed = op.attrs.get("fix_seed", True)
+            self.seed = op.attrs.get("seed", 0) if fixed else 0
+            self.kwargs["rng"] = rng.generator_for(self.seed, index)
+        if "ctx" in opdef.attrs:
+            raise FleetgraphError(f"op {op.type}: attr name 'ctx' is reserved")
+
+
+def _slot_names(slots: dict, slot) -> Any:
+    names = slots.get(slot.name)
+    if not names:
+        return None
+    return list(names) if slot.duplicable else names[0]
+
+
+class _Plan:
+    """A block prepared for running: steps in order, feedable variables and the persistables it writes."""
+
+    def __init__(self, block: Block, xp) -> None:
+        self.steps = [_Step(i, op, xp) for i, op in enumerate(block.ops)]
+        self.random_steps = [s for s in self.steps if s.seed]
+        self.vars = block.vars
+        self.persist_outputs = sorted({
+            n for op in block.ops for n in op.output_arg_names
+            if (v := block._find_var_recursive(n)) is not None and v.persistable
+        })
+        self.block = block
+
+    def run(self, env: dict, xp) -> None:
+        for step in self.random_steps:
+            step.kwargs["rng"] = rng.generator_for(step.seed, step.index)
+        step = None
+        try:
+            for step in self.steps:
+                if step.flat_ins:
+                    args = [env[n] for n in step.ins]
+                else:
+                    args = [_gather(env, n) for n in step.ins]
+                result = step.kernel(xp, *args, **step.kwargs)
+                if step.single_out:
+                    _store(env, step.outs[0], result)
+                else:
+                    for names, value in zip(step.outs, result):
+                        if names is not None:
+                            _store(env, names, value)
+        except FleetgraphError as e:
+            if step is None or isinstance(e, KernelError):
+                raise
+            raise KernelError(f"{_where(step, env)}: {e}") from e
+        except KeyError as e:
+            if step is None or e.args[0] not in step.op.input_arg_names:
+                raise
+            raise KernelError(
+                f"{_where(step, env)}: input {e.args[0]!r} has no value; feed it, or run the startup "
+                "program first if it is a parameter"
+            ) from None
+        except Exception as e:
+            raise KernelError(f"{_where(step, env)}: {type(e).__name__}: {e}") from e
+
+
+def _gather(env, names):
+    if names is None:
+        return None
+    if isinstance(names, str):
+        return env[names]
+    return [env[n] for n in names]
+
+
+def _store(env, names, value) -> None:
+    if names is None:
+        return
+    if isinstance(names, str):
+        env[names] = value
+    else:
+        for n, v in zip(names, value):
+            env[n] = v
+
+
+def _where(step: _Step, env: dict) -> str:
+    def describe(name):
+        value = env.get(name)
+        if value is None:
+            return f"{name!r} (no value)"
+        return f"{name!r} {fmt_shape(np.shape(value))} {getattr(value, 'dtype', type(value).__name__)}"
+
+    ins = ", ".join(f"{slot}=" + ", ".join(describe(n) for n in names) for slot, names in step.op.inputs.items())
+    return f"op {step.index} ({step.op.type}) in block {step.op.block.idx} with inputs {ins or 'none'}"
+
+
+class Executor:
+    """`Executor(place).run(program, feed, fetch_list)` as in Paddle's static graph."""
+
+    def __init__(self, place: Place | None = None) -> None:
+        self.place = place or CPUPlace()
+        self.xp = self.place.array_module()
+        self._plans: weakref.WeakKeyDictionary[Program, tuple[int, _Plan]] = weakref.WeakKeyDictionary()
+        self.ctx = None  # the process's communicator, set by the distributed runtime
+
+    def _plan(self, program: Program) -> _Plan:
+        cached = self._plans.get(program)
+        if cached is not None and cached[0] == program._version:
+            return cached[1]
+        plan = _Plan(program.global_block(), self.xp)
+        self._plans[program] = (program._version, plan)
+        return plan
+
+    def run(
+        self,
+        program: Program | None = None,
+        feed: dict | None = None,
+        fetch_list: Sequence | None = None,
+        feed_var_name: str = "feed",
+        fetch_var_name: str = "fetch",
+        scope: Scope | None = None,
+        return_numpy: bool = True,
+        use_program_cache: bool = True,
+    ) -> list:
+        program = default_main_program() if program is None else getattr(program, "_program", program)
+        if not isinstance(program, Program):
+            raise TypeError(f"Executor.run: expected a Program, got {type(program).__name__}")
+        scope = global_scope() if scope is None else scope
+        plan = self._plan(program)
+        env = dict(scope.vars)
+        if feed:
+            _feed_into(env, feed, plan)
+        fetch_names = [_fetch_name(f) for f in (fetch_list or [])]
+        plan.run(env, self.xp)
+        for name in plan.persist_outputs:
+            scope.vars[name] = env[name]
+        return [_fetched(env, name, program) for name in fetch_names]
+
+    def close(self) -> None:
+        """Release this executor's resources (a trainer also tells the pservers it is done)."""
+        if self.ctx is not None:
+            self.ctx.close()
+            self.ctx = None
+
+
+def _fetch_name(item) -> str:
+    if isinstance(item, Variable):
+        return item.name
+    if isinstance(item, str):
+        return item
+    raise TypeError(f"fetch_list: expected Variables or names, got {type(item).__name__} {item!r}")
+
+
+def _fetched(env: dict, name: str, program: Program) -> np.ndarray:
+    value = env.get(name)
+    if value is not None:
+        return np.array(value)  # a copy: later runs may update state in place
+    known = [v.name for v in program.list_vars()]
+    if name not in known:
+        raise FleetgraphError(f"fetch {name!r}: no such variable in the program{close_matches(name, known)}")
+    raise FleetgraphError(f"fetch {name!r}: the variable has no value; no op of this run writes it")
+
+
+def _feed_into(env: dict, feed: dict, plan: _Plan) -> None:
+    for key, value in feed.items():
+        name = key.name if isinstance(key, Variable) else key
+        var = plan.block._find_var_recursive(name)
+        if var is None:
+            raise FleetgraphError(f"feed {name!r}: no such variable in the program{close_matches(name, plan.vars)}")
+        env[name] = check_feed(var, value)
+
+
+def check_feed(var: Variable, value) -> np.ndarray:
+    """The fed value as an array of the variable's dtype and shape, or one clear error."""
+    want = f"{fmt_shape(var.shape)} {var.dtype}"
+    if isinstance(value, np.ndarray):
+        if value.dtype.name != var.dtype:
+            raise DTypeError(f"feed {var.name!r}: expected shape {want}, got {tuple(value.shape)} {value.dtype.name}")
+        array = value
+    else:
+        try:
+            array = np.asarray(value, dtype=var.dtype)
+        except (TypeError, ValueError) as e:
+            raise DTypeError(f"feed {var.name!r}: expected shape {want}, got {type(value).__name__} ({e})") from None
+    shape = array.shape
+    if len(shape) != len(var.shape) or any(d != -1 and d != s for d, s in zip(var.shape, shape)):
+        raise ShapeError(f"feed {var.name!r}: expected shape {want}, got {tuple(shape)} {array.dtype.name}")
+    return array

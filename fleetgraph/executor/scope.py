@@ -1,0 +1,80 @@
+"""Scopes hold the values of variables between runs (parameters, optimizer state)."""
+
+from __future__ import annotations
+
+import contextlib
+
+import numpy as np
+
+
+class Tensor:
+    """A view of one scope entry with Paddle's LoDTensor surface: `np.array(t)`, `t.set(a, place)`."""
+
+    def __init__(self, scope: Scope, name: str) -> None:
+        self._scope, self._name = scope, name
+
+    def __array__(self, dtype=None, copy=None):
+        value = np.asarray(self._scope.vars[self._name])
+        return value.astype(dtype) if dtype is not None else value
+
+    def set(self, array, place=None) -> None:
+        self._scope.vars[self._name] = np.array(array)
+
+    def shape(self) -> list[int]:
+        return list(np.shape(self._scope.vars[self._name]))
+
+    def _dtype(self):
+        return np.asarray(self._scope.vars[self._name]).dtype
+
+    def __repr__(self) -> str:
+        return f"Tensor({self._name!r}, {np.asarray(self._scope.vars.get(self._name))!r})"
+
+
+class ScopeVar:
+    def __init__(self, scope: Scope, name: str) -> None:
+        self._scope, self.name = scope, name
+
+    def get_tensor(self) -> Tensor:
+        return Tensor(self._scope, self.name)
+
+    get_selected_rows = get_tensor
+
+
+class Scope:
+    """A name -> array map; `find_var(name).get_tensor()` reads it the way Paddle scripts do."""
+
+    def __init__(self) -> None:
+        self.vars: dict[str, object] = {}
+
+    def var(self, name: str) -> ScopeVar:
+        self.vars.setdefault(name, None)
+        return ScopeVar(self, name)
+
+    def find_var(self, name: str) -> ScopeVar | None:
+        return ScopeVar(self, name) if self.vars.get(name) is not None else None
+
+    def local_var_names(self) -> list[str]:
+        return list(self.vars)
+
+    def drop_kids(self) -> None:
+        """Paddle frees child scopes here; a fleetgraph scope has none."""
+
+    def __contains__(self, name: str) -> bool:
+        return self.vars.get(name) is not None
+
+
+_global_scope = Scope()
+
+
+def global_scope() -> Scope:
+    return _global_scope
+
+
+@contextlib.contextmanager
+def scope_guard(scope: Scope):
+    global _global_scope
+    old, _global_scope = _global_scope, scope
+    try:
+        yield
+    finally:
+        _global_scope = old

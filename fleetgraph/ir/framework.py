@@ -1,0 +1,45 @@
+"""The default main and startup programs that layer functions append to, and `program_guard`."""
+
+from __future__ import annotations
+
+import contextlib
+
+from .program import Program
+
+_main_program = Program()
+_startup_program = Program()
+
+
+def default_main_program() -> Program:
+    return _main_program
+
+
+def default_startup_program() -> Program:
+    return _startup_program
+
+
+def switch_main_program(program: Program) -> Program:
+    global _main_program
+    old, _main_program = _main_program, program
+    return old
+
+
+def switch_startup_program(program: Program) -> Program:
+    global _startup_program
+    old, _startup_program = _startup_program, program
+    return old
+
+
+@contextlib.contextmanager
+def program_guard(main_program: Program, startup_program: Program | None = None):
+    """Layer functions inside append to these programs instead of the defaults."""
+    if not isinstance(main_program, Program):
+        raise TypeError(f"program_guard: main_program must be a Program, got {type(main_program).__name__}")
+    old_main = switch_main_program(main_program)
+    old_startup = switch_startup_program(startup_program) if startup_program is not None else None
+    try:
+        yield
+    finally:
+        switch_main_program(old_main)
+        if old_startup is not None:
+            switch_startup_program(old_startup)

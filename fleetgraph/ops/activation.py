@@ -1,0 +1,45 @@
+"""Elementwise activations and unary math: relu, sigmoid, tanh, softmax, square, exp, log, sqrt, abs, sign."""
+
+from __future__ import annotations
+
+from ..ir import make_grad_op, register_op
+from ._common import normalize_axis, same_shape
+
+
+def _unary(name, forward, backward=None, grad_uses="Out", attrs=None):
+    """Register `name` and, when it has a derivative, `name_grad` taking `grad_uses` and Out@GRAD."""
+    grad = make_grad_op(inputs=(grad_uses, "Out@GRAD"), outputs=("X@GRAD",)) if backward else None
+    register_op(name, inputs=("X",), outputs=("Out",), attrs=attrs, infer_shape=same_shape(), grad=grad,
+                kernel=forward)
+    if backward:
+        register_op(name + "_grad", inputs=(grad_uses, "Out@GRAD"), outputs=("X@GRAD",), attrs=attrs,
+                    infer_shape=same_shape(grad_uses, "X@GRAD"), kernel=backward)
+
+
+def _sigmoid(xp, x):
+    # split by sign so that exp never overflows
+    e = xp.exp(-xp.abs(x))
+    return xp.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype)
+
+
+def _softmax(xp, x, *, axis):
+    axis = normalize_axis(axis, x.ndim)
+    e = xp.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def _softmax_grad(xp, out, dout, *, axis):
+    axis = normalize_axis(axis, out.ndim)
+    return out * (dout - (dout * out).sum(axis=axis, keepdims=True))
+
+
+_unary("relu", lambda xp, x: xp.maximum(x, x.dtype.type(0)), lambda xp, out, dout: dout * (out > 0))
+_unary("sigmoid", _sigmoid, lambda xp, out, dout: dout * out * (1 - out))
+_unary("tanh", lambda xp, x: xp.tanh(x), lambda xp, out, dout: dout * (1 - out * out))
+_unary("softmax", _softmax, _softmax_grad, attrs={"axis": -1})
+_unary("square", lambda xp, x: x * x, lambda xp, x, dout: dout * 2 * x, grad_uses="X")
+_unary("exp", lambda xp, x: xp.exp(x), lambda xp, out, dout: dout * out)
+_unary("log", lambda xp, x: xp.log(x), lambda xp, x, dout: dout / x, grad_uses="X")
+_unary("sqrt", lambda xp, x: xp.sqrt(x), lambda xp, out, dout: dout * 0.5 / out)
+_unary("abs", lambda xp, x: xp.abs(x), lambda xp, x, dout: dout * xp.sign(x), grad_uses="X")
+_unary("sign", lambda xp, x: xp.sign(x))

@@ -1,0 +1,101 @@
+"""Optimizer ops: sgd, momentum, adam, adagrad. They update Param and their state in place, as
+Paddle's do (ParamOut shares Param's buffer); a sparse (SelectedRows) gradient updates only its rows."""
+
+from __future__ import annotations
+
+import math
+
+from ..ir import InferContext, register_op
+from ..ir.errors import fmt_shape
+from .selected_rows import SelectedRows, to_dense
+
+
+def _scalar(a) -> float:
+    return float(a.reshape(-1)[0])
+
+
+def _check_grad(ctx: InferContext) -> None:
+    p, g = ctx.input_var("Param"), ctx.input_var("Grad")
+    if p.shape != g.shape and g.type != "selected_rows":
+        raise ctx.error(f"Grad '{g.name}' {fmt_shape(g.shape)} does not match Param '{p.name}' {fmt_shape(p.shape)}")
+
+
+def _sgd(xp, param, grad, lr):
+    lr = _scalar(lr)
+    if isinstance(grad, SelectedRows):
+        xp.subtract.at(param, grad.rows, grad.value * param.dtype.type(lr))
+    else:
+        param -= grad * param.dtype.type(lr)
+    return param
+
+
+def _momentum(xp, param, grad, velocity, lr, *, mu, use_nesterov, regularization_method,
+              regularization_coeff, rescale_grad):
+    g = to_dense(xp, grad)
+    if rescale_grad != 1.0:
+        g = g * param.dtype.type(rescale_grad)
+    if regularization_method == "l2_decay":
+        g = g + param * param.dtype.type(regularization_coeff)
+    lr = param.dtype.type(_scalar(lr))
+    velocity *= param.dtype.type(mu)
+    velocity += g
+    if use_nesterov:
+        param -= (g + velocity * param.dtype.type(mu)) * lr
+    else:
+        param -= velocity * lr
+    return param, velocity
+
+
+def _adam(xp, param, grad, lr, m1, m2, b1pow, b2pow, *, beta1, beta2, epsilon, lazy_mode):
+    t = param.dtype.type
+    b1p, b2p = _scalar(b1pow), _scalar(b2pow)
+    lr_t = _scalar(lr) * math.sqrt(1 - b2p) / (1 - b1p)
+    if isinstance(grad, SelectedRows) and lazy_mode:
+        sr = grad.merged(xp)
+        rows = sr.rows
+        m1[rows] = m1[rows] * t(beta1) + sr.value * t(1 - beta1)
+        m2[rows] = m2[rows] * t(beta2) + sr.value * sr.value * t(1 - beta2)
+        param[rows] -= t(lr_t) * m1[rows] / (xp.sqrt(m2[rows]) + t(epsilon * math.sqrt(1 - b2p)))
+    else:
+        g = to_dense(xp, grad)
+        m1 *= t(beta1)
+        m1 += g * t(1 - beta1)
+        m2 *= t(beta2)
+        m2 += g * g * t(1 - beta2)
+        denom = xp.sqrt(m2)
+        denom += t(epsilon * math.sqrt(1 - b2p))
+        step = xp.divide(m1, denom, out=denom)
+        step *= t(lr_t)
+        param -= step
+    b1pow *= b1pow.dtype.type(beta1)
+    b2pow *= b2pow.dtype.type(beta2)
+    return param, m1, m2, b1pow, b2pow
+
+
+def _adagrad(xp, param, grad, moment, lr, *, epsilon):
+    t = param.dtype.type
+    if isinstance(grad, SelectedRows):
+        sr = grad.merged(xp)
+        moment[sr.rows] += sr.value * sr.value
+        param[sr.rows] -= t(_scalar(lr)) * sr.value / (xp.sqrt(moment[sr.rows]) + t(epsilon))
+        return param, moment
+    moment += grad * grad
+    param -= t(_scalar(lr)) * grad / (xp.sqrt(moment) + t(epsilon))
+    return param, moment
+
+
+register_op("sgd", inputs=("Param", "Grad", "LearningRate"), outputs=("ParamOut",),
+            infer_shape=_check_grad, kernel=_sgd, inplace={"ParamOut": "Param"})
+register_op("momentum", inputs=("Param", "Grad", "Velocity", "LearningRate"), outputs=("ParamOut", "VelocityOut"),
+            attrs={"mu": 0.9, "use_nesterov": False, "regularization_method": "", "regularization_coeff": 0.0,
+                   "rescale_grad": 1.0},
+            infer_shape=_check_grad, kernel=_momentum, inplace={"ParamOut": "Param", "VelocityOut": "Velocity"})
+register_op("adam", inputs=("Param", "Grad", "LearningRate", "Moment1", "Moment2", "Beta1Pow", "Beta2Pow"),
+            outputs=("ParamOut", "Moment1Out", "Moment2Out", "Beta1PowOut", "Beta2PowOut"),
+            attrs={"beta1": 0.9, "beta2": 0.999, "epsilon": 1e-8, "lazy_mode": False},
+            infer_shape=_check_grad, kernel=_adam,
+            inplace={"ParamOut": "Param", "Moment1Out": "Moment1", "Moment2Out": "Moment2",
+                     "Beta1PowOut": "Beta1Pow", "Beta2PowOut": "Beta2Pow"})
+register_op("adagrad", inputs=("Param", "Grad", "Moment", "LearningRate"), outputs=("ParamOut", "MomentOut"),
+            attrs={"epsilon": 1e-6}, infer_shape=_check_grad, kernel=_adagrad,
+            inplace={"ParamOut": "Param", "MomentOut": "Moment"})

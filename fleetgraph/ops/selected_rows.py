@@ -1,0 +1,53 @@
+"""SelectedRows: a sparse gradient that holds only some rows of a [height, width] table."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass
+class SelectedRows:
+    rows: np.ndarray  # int64 row ids, may repeat
+    value: np.ndarray  # [len(rows), width]
+    height: int
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return (self.height,) + tuple(self.value.shape[1:])
+
+    @property
+    def dtype(self):
+        return self.value.dtype
+
+    def to_dense(self, xp):
+        out = xp.zeros(self.shape, dtype=self.value.dtype)
+        xp.add.at(out, self.rows, self.value)
+        return out
+
+    def merged(self, xp) -> SelectedRows:
+        """Duplicate rows summed, rows sorted."""
+        rows, inverse = np.unique(np.asarray(self.rows), return_inverse=True)
+        value = xp.zeros((len(rows),) + tuple(self.value.shape[1:]), dtype=self.value.dtype)
+        xp.add.at(value, xp.asarray(inverse), self.value)
+        return SelectedRows(rows, value, self.height)
+
+
+def merge_dense(xp, values):
+    """Sum of dense arrays and SelectedRows: SelectedRows if all are sparse, else dense."""
+    if all(isinstance(v, SelectedRows) for v in values):
+        rows = np.concatenate([np.asarray(v.rows) for v in values])
+        return SelectedRows(rows, xp.concatenate([v.value for v in values]), values[0].height)
+    dense = [v for v in values if not isinstance(v, SelectedRows)]
+    out = dense[0].copy()
+    for v in dense[1:]:
+        out += v
+    for v in values:
+        if isinstance(v, SelectedRows):
+            xp.add.at(out, v.rows, v.value)
+    return out
+
+
+def to_dense(xp, value):
+    return value.to_dense(xp) if isinstance(value, SelectedRows) else value

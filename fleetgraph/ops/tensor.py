@@ -1,0 +1,222 @@
+"""Tensor-making and -shaping ops: fill_constant, random init, assign, cast, reshape2, transpose2,
+concat and split."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir import InferContext, make_grad_op, register_op
+from ..ir.dtypes import convert_dtype
+from ..ir.errors import fmt_shape
+from ._common import normalize_axis, prod, same_shape
+
+# -- constants and random init --------------------------------------------------------------------
+
+
+def _from_attrs(ctx: InferContext) -> None:
+    ctx.set_output("Out", ctx.attr("shape"), convert_dtype(ctx.attr("dtype")))
+
+
+register_op("fill_constant", outputs=("Out",),
+            attrs={"shape": [1], "value": 0.0, "dtype": "float32", "str_value": "", "force_cpu": False},
+            infer_shape=_from_attrs,
+            kernel=lambda xp, *, shape, value, dtype, str_value, force_cpu:
+                xp.full(shape, float(str_value) if str_value else value, dtype=dtype))
+
+register_op("fill_zeros_like", inputs=("X",), outputs=("Out",), infer_shape=same_shape(),
+            kernel=lambda xp, x: xp.zeros_like(x))
+
+
+def _uniform(xp, *, shape, min, max, seed, dtype, rng):
+    return xp.asarray(rng.uniform(min, max, size=shape).astype(dtype))
+
+
+def _gaussian(xp, *, shape, mean, std, seed, dtype, rng):
+    return xp.asarray(rng.normal(mean, std, size=shape).astype(dtype))
+
+
+def _truncated_gaussian(xp, *, shape, mean, std, seed, dtype, rng):
+    """Normal samples redrawn until within two standard deviations, as Paddle's op does."""
+    out = rng.normal(mean, std, size=shape)
+    bad = np.abs(out - mean) > 2 * std
+    while bad.any():
+        out[bad] = rng.normal(mean, std, size=int(bad.sum()))
+        bad = np.abs(out - mean) > 2 * std
+    return xp.asarray(out.astype(dtype))
+
+
+register_op("uniform_random", outputs=("Out",),
+            attrs={"shape": [1], "min": -1.0, "max": 1.0, "seed": 0, "dtype": "float32"},
+            infer_shape=_from_attrs, kernel=_uniform, random=True)
+for _name, _kernel in (("gaussian_random", _gaussian), ("truncated_gaussian_random", _truncated_gaussian)):
+    register_op(_name, outputs=("Out",),
+                attrs={"shape": [1], "mean": 0.0, "std": 1.0, "seed": 0, "dtype": "float32"},
+                infer_shape=_from_attrs, kernel=_kernel, random=True)
+
+# -- assign, cast --------------------------------------------------------------------------------
+
+
+def _assign_grad_maker(op) -> list[dict]:
+    return [dict(type="assign", inputs={"X": [op.output("Out")[0] + "@GRAD"]},
+                 outputs={"Out": [op.input("X")[0] + "@GRAD"]}, attrs={})]
+
+
+register_op("assign", inputs=("X",), outputs=("Out",), infer_shape=same_shape(), grad=_assign_grad_maker,
+            kernel=lambda xp, x: x.copy())
+
+
+def _cast_infer(ctx: InferContext) -> None:
+    x = ctx.input_var("X")
+    if convert_dtype(ctx.attr("in_dtype")) != x.dtype:
+        raise ctx.error(f"in_dtype {ctx.attr('in_dtype')} does not match X '{x.name}' dtype {x.dtype}")
+    ctx.set_output("Out", x.shape, convert_dtype(ctx.attr("out_dtype")))
+
+
+def _cast_grad_maker(op) -> list[dict]:
+    return [dict(type="cast", inputs={"X": [op.output("Out")[0] + "@GRAD"]},
+                 outputs={"Out": [op.input("X")[0] + "@GRAD"]},
+                 attrs={"in_dtype": op.attr("out_dtype"), "out_dtype": op.attr("in_dtype")})]
+
+
+register_op("cast", inputs=("X",), outputs=("Out",), attrs={"in_dtype": "float32", "out_dtype": "float32"},
+            infer_shape=_cast_infer, grad=_cast_grad_maker,
+            kernel=lambda xp, x, *, in_dtype, out_dtype: x.astype(out_dtype))
+
+# -- reshape2, transpose2 ------------------------------------------------------------------------
+
+
+def _reshape_target(ctx: InferContext, x_shape, shape) -> tuple[int, ...]:
+    """Paddle's rules: 0 copies X's dim at that index, one -1 is inferred from the rest."""
+    if list(shape).count(-1) > 1:
+        raise ctx.error(f"shape {fmt_shape(shape)} has more than one -1")
+    out = [x_shape[i] if d == 0 else d for i, d in enumerate(shape)]
+    if -1 in out:
+        known = prod(d for d in out if d != -1)
+        total = prod(x_shape) if all(d >= 0 for d in x_shape) else -1
+        if total >= 0:
+            if known == 0 or total % known:
+                raise ctx.error(f"cannot reshape {fmt_shape(x_shape)} into {fmt_shape(shape)}")
+            out[out.index(-1)] = total // known
+    elif all(d >= 0 for d in x_shape) and prod(out) != prod(x_shape):
+        raise ctx.error(f"cannot reshape {fmt_shape(x_shape)} ({prod(x_shape)} elements) into "
+                        f"{fmt_shape(shape)} ({prod(out)} elements)")
+    return tuple(out)
+
+
+def _reshape_infer(ctx: InferContext) -> None:
+    x = ctx.input_var("X")
+    ctx.set_output("Out", _reshape_target(ctx, x.shape, ctx.attr("shape")), x.dtype, lod_level=x.lod_level)
+    ctx.set_output("XShape", (0,) + x.shape, x.dtype)
+
+
+def _reshape_kernel(xp, x, *, shape):
+    target = [x.shape[i] if d == 0 else d for i, d in enumerate(shape)]
+    return x.reshape(target), xp.empty((0,) + x.shape, dtype=x.dtype)
+
+
+register_op("reshape2", inputs=("X",), outputs=("Out", "XShape?"), attrs={"shape": [-1]},
+            infer_shape=_reshape_infer,
+            grad=make_grad_op(inputs=("XShape", "Out@GRAD"), outputs=("X@GRAD",)), kernel=_reshape_kernel)
+
+
+def _xshape_grad_infer(ctx: InferContext) -> None:
+    xshape = ctx.input_var("XShape")
+    ctx.set_output("X@GRAD", xshape.shape[1:], xshape.dtype)
+
+
+register_op("reshape2_grad", inputs=("XShape", "Out@GRAD"), outputs=("X@GRAD",), attrs={"shape": [-1]},
+            infer_shape=_xshape_grad_infer,
+            kernel=lambda xp, xshape, dout, *, shape: dout.reshape(xshape.shape[1:]))
+
+
+def _transpose_infer(ctx: InferContext) -> None:
+    x, axis = ctx.input_var("X"), ctx.attr("axis")
+    if sorted(normalize_axis(a, len(x.shape)) for a in axis) != list(range(len(x.shape))):
+        raise ctx.error(f"axis {axis} is not a permutation of the {len(x.shape)} dims of X '{x.name}' "
+                        f"{fmt_shape(x.shape)}")
+    ctx.set_output("Out", tuple(x.shape[a] for a in axis), x.dtype)
+    ctx.set_output("XShape", (0,) + x.shape, x.dtype)
+
+
+register_op("transpose2", inputs=("X",), outputs=("Out", "XShape?"), attrs={"axis": [0]},
+            infer_shape=_transpose_infer,
+            grad=make_grad_op(inputs=("XShape", "Out@GRAD"), outputs=("X@GRAD",)),
+            kernel=lambda xp, x, *, axis: (xp.transpose(x, axis), xp.empty((0,) + x.shape, dtype=x.dtype)))
+register_op("transpose2_grad", inputs=("XShape", "Out@GRAD"), outputs=("X@GRAD",), attrs={"axis": [0]},
+            infer_shape=_xshape_grad_infer,
+            kernel=lambda xp, xshape, dout, *, axis: xp.ascontiguousarray(xp.transpose(dout, np.argsort(axis))))
+
+# -- concat, split -------------------------------------------------------------------------------
+
+
+def _concat_infer(ctx: InferContext) -> None:
+    xs = ctx.input_vars("X")
+    rank = len(xs[0].shape)
+    axis = normalize_axis(ctx.attr("axis"), rank)
+    if not 0 <= axis < rank:
+        raise ctx.error(f"axis {ctx.attr('axis')} is out of range for rank {rank}")
+    out = list(xs[0].shape)
+    for v in xs[1:]:
+        if len(v.shape) != rank or any(
+            i != axis and a >= 0 and b >= 0 and a != b for i, (a, b) in enumerate(zip(xs[0].shape, v.shape))
+        ):
+            raise ctx.error(f"input '{v.name}' {fmt_shape(v.shape)} does not match '{xs[0].name}' "
+                            f"{fmt_shape(xs[0].shape)} outside axis {axis}")
+        out[axis] = -1 if out[axis] < 0 or v.shape[axis] < 0 else out[axis] + v.shape[axis]
+    ctx.set_output("Out", out, xs[0].dtype)
+
+
+def _concat_grad(xp, xs, dout, *, axis):
+    axis = normalize_axis(axis, dout.ndim)
+    bounds = np.cumsum([x.shape[axis] for x in xs])[:-1]
+    return [xp.ascontiguousarray(p) for p in xp.split(dout, bounds.tolist(), axis=axis)]
+
+
+register_op("concat", inputs=("X*",), outputs=("Out",), attrs={"axis": 0}, infer_shape=_concat_infer,
+            grad=make_grad_op(inputs=("X", "Out@GRAD"), outputs=("X@GRAD",)),
+            kernel=lambda xp, xs, *, axis: xp.concatenate(xs, axis=normalize_axis(axis, xs[0].ndim)))
+register_op("concat_grad", inputs=("X*", "Out@GRAD"), outputs=("X@GRAD*",), attrs={"axis": 0},
+            kernel=_concat_grad)
+
+
+def _split_sizes(dim: int, num: int, sections: list[int]) -> list[int]:
+    if sections:
+        if -1 in sections and dim >= 0:
+            sections = list(sections)
+            sections[sections.index(-1)] = dim - sum(s for s in sections if s != -1)
+        return list(sections)
+    return [dim // num if dim >= 0 else -1] * num
+
+
+def _split_infer(ctx: InferContext) -> None:
+    x = ctx.input_var("X")
+    axis = normalize_axis(ctx.attr("axis"), len(x.shape))
+    num, sections = ctx.attr("num"), ctx.attr("sections")
+    dim = x.shape[axis]
+    if not sections and (num <= 0 or (dim >= 0 and dim % num)):
+        raise ctx.error(f"X '{x.name}' dim {axis} of size {dim} cannot be split into {num} equal parts")
+    sizes = _split_sizes(dim, num, sections)
+    if dim >= 0 and sum(sizes) != dim:
+        raise ctx.error(f"sections {sections} do not add up to X '{x.name}' dim {axis} of size {dim}")
+    n_out = len(ctx.op.outputs.get("Out", []))
+    if n_out != len(sizes):
+        raise ctx.error(f"{len(sizes)} parts but {n_out} output variables")
+    for i, size in enumerate(sizes):
+        shape = list(x.shape)
+        shape[axis] = size
+        ctx.set_output("Out", shape, x.dtype, i=i)
+
+
+def _split_kernel(xp, x, *, num, sections, axis):
+    axis = normalize_axis(axis, x.ndim)
+    sizes = _split_sizes(x.shape[axis], num, sections)
+    return list(xp.split(x, np.cumsum(sizes)[:-1].tolist(), axis=axis))
+
+
+def _split_grad_maker(op) -> list[dict]:
+    return [dict(type="concat", inputs={"X": [n + "@GRAD" for n in op.output("Out")]},
+                 outputs={"Out": [op.input("X")[0] + "@GRAD"]}, attrs={"axis": op.attr("axis")})]
+
+
+register_op("split", inputs=("X",), outputs=("Out*",), attrs={"num": 0, "sections": [], "axis": 0},
+            infer_shape=_split_infer, grad=_split_grad_maker, kernel=_split_kernel)

@@ -1,0 +1,175 @@
+"""Reverse-mode autodiff over a block: gradient ops are appended as ordinary ops.
+
+Steps of `append_backward(loss)`:
+  1. find the forward ops on a path from a gradient source (a trainable parameter, or a variable
+     that does not stop gradients) to the loss;
+  2. seed the loss gradient with `fill_constant` (value 1);
+  3. ask each of those ops, last to first, for its gradient ops, dropping gradients of variables
+     that need none and ops left with no output;
+  4. give repeated writes of one gradient their own names (`x@GRAD@RENAME@block0@k`) and add them
+     up with a `sum` op before the first read (or at the end);
+  5. create the gradient variables, append the ops under op_role Backward, tag each parameter
+     gradient's last producer with op_role_var [param, grad], and return (param, grad) pairs.
+"""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from ..ir import FleetgraphError, OpRole, Parameter, Variable, get_op_def
+from ..ir.program import Block, Operator
+
+GRAD = "@GRAD"
+
+
+def grad_var_name(name: str) -> str:
+    return name + GRAD
+
+
+def _forward_name(grad_name: str) -> str:
+    return grad_name.split(GRAD)[0]
+
+
+def _names(items) -> set[str]:
+    return {v.name if isinstance(v, Variable) else v for v in (items or [])}
+
+
+def append_backward(
+    loss: Variable,
+    parameter_list: Iterable | None = None,
+    no_grad_set: Iterable | None = None,
+    callbacks=None,
+) -> list[tuple[Parameter, Variable]]:
+    """Append the gradient ops of `loss` to its block; returns (parameter, gradient) pairs."""
+    block = loss.block
+    params = [p for p in block.program.all_parameters() if p.trainable]
+    if parameter_list is not None:
+        wanted = _names(parameter_list)
+        params = [p for p in params if p.name in wanted]
+    sources = {p.name for p in params}
+    grads = _append_grad_ops(block, [loss], sources, _names(no_grad_set), leaves_need_grad=False)
+    pairs = [(p, block.var(grads[p.name])) for p in params if p.name in grads]
+    _tag_param_grads(block, pairs)
+    return pairs
+
+
+def gradients(targets, inputs, target_gradients=None, no_grad_set=None) -> list[Variable | None]:
+    """Gradients of the sum of `targets` with respect to `inputs` (None where one does not depend)."""
+    targets = targets if isinstance(targets, (list, tuple)) else [targets]
+    inputs = inputs if isinstance(inputs, (list, tuple)) else [inputs]
+    if target_gradients is not None:
+        raise FleetgraphError("gradients: target_gradients is not supported; scale the target instead")
+    block = targets[0].block
+    grads = _append_grad_ops(block, targets, _names(inputs), _names(no_grad_set), leaves_need_grad=True)
+    return [block.var(grads[v.name]) if v.name in grads else None for v in inputs]
+
+
+def _append_grad_ops(block: Block, targets, sources: set[str], no_grad: set[str], leaves_need_grad: bool):
+    program = block.program
+    forward = [op for op in block.ops if not op.attrs.get("op_role", 0) & (OpRole.Backward | OpRole.Optimize)]
+    stop = no_grad | {v.name for v in block.vars.values() if v.stop_gradient and v.name not in sources}
+    # step 1: variables that carry a gradient from a source, and ops that lead to a target
+    requires = set(sources) - stop
+    if leaves_need_grad:
+        requires |= {n for n in sources if n not in stop}
+    for op in forward:
+        if any(n in requires for n in op.input_arg_names):
+            requires |= {n for n in op.output_arg_names if n not in stop}
+    needed = {t.name for t in targets}
+    path: list[Operator] = []
+    for op in reversed(forward):
+        if any(n in needed for n in op.output_arg_names) and any(n in requires for n in op.input_arg_names):
+            path.append(op)
+            needed |= set(op.input_arg_names)
+    # step 2: seed the target gradients
+    for t in targets:
+        if t.name not in requires and t.name not in sources:
+            raise FleetgraphError(f"append_backward: {t.name!r} does not depend on any trainable variable")
+        if any(d < 0 for d in t.shape):
+            raise FleetgraphError(f"append_backward: target {t.name!r} has shape {list(t.shape)}; "
+                                  "expected a static shape such as [1] (reduce it with mean first)")
+        _mark_loss_op(block, t.name)
+    seeds = [dict(type="fill_constant", inputs={}, outputs={"Out": [grad_var_name(t.name)]},
+                  attrs={"shape": list(t.shape), "value": 1.0, "dtype": t.dtype,
+                         "op_role": int(OpRole.Backward | OpRole.Loss)}) for t in targets]
+    # step 3: gradient ops, last forward op first
+    descs = []
+    for op in path:
+        for desc in get_op_def(op.type).grad(op):
+            desc["outputs"] = {
+                slot: [n if _forward_name(n) in requires else None for n in names]
+                for slot, names in desc["outputs"].items()
+            }
+            if any(n for names in desc["outputs"].values() for n in names):
+                descs.append(desc)
+    # step 4: unique names for repeated writes, sums before reads; zeros for gradients never written
+    descs = _accumulate(seeds + descs, block)
+    # step 5: variables and ops
+    with program._backward_role_guard():
+        for desc in descs:
+            for names in list(desc["inputs"].values()) + list(desc["outputs"].values()):
+                for name in names:
+                    if name and not block.has_var(name):
+                        fwd = block.var_recursive(_forward_name(name))
+                        block.create_var(name, fwd.shape, fwd.dtype, lod_level=fwd.lod_level)
+            outputs = {s: [n for n in names if n] for s, names in desc["outputs"].items()}
+            outputs = {s: names for s, names in outputs.items() if names}
+            block.append_op(desc["type"], desc["inputs"], outputs, desc["attrs"])
+    produced = {n for d in descs for names in d["outputs"].values() for n in names if n}
+    return {_forward_name(g): g for g in produced if g.endswith(GRAD) and _forward_name(g) in sources}
+
+
+def _mark_loss_op(block: Block, name: str) -> None:
+    for op in reversed(block.ops):
+        if name in op.output_arg_names:
+            op.attrs["op_role"] = int(op.attrs.get("op_role", 0) | OpRole.Loss)
+            return
+
+
+def _accumulate(descs: list[dict], block: Block) -> list[dict]:
+    """Rename repeated writes of a gradient and insert `sum` ops, as Paddle's backward does."""
+    out: list[dict] = []
+    pending: dict[str, list[str]] = {}  # gradient name -> names its contributions were written to
+    counter = [0]
+
+    def flush(name: str) -> None:
+        parts = pending.get(name, [])
+        if len(parts) > 1:
+            out.append(dict(type="sum", inputs={"X": parts}, outputs={"Out": [name]}, attrs={}))
+            pending[name] = [name]
+
+    for desc in descs:
+        for names in desc["inputs"].values():
+            for name in names:
+                if GRAD not in name:
+                    continue
+                if name in pending:
+                    flush(name)
+                else:
+                    # an output of the forward op that nothing downstream used: its gradient is zero
+                    out.append(dict(type="fill_zeros_like", inputs={"X": [_forward_name(name)]},
+                                    outputs={"Out": [name]}, attrs={}))
+                    pending[name] = [name]
+        for names in desc["outputs"].values():
+            for i, name in enumerate(names):
+                if not name:
+                    continue
+                if name in pending:
+                    renamed = f"{name}@RENAME@block{block.idx}@{counter[0]}"
+                    counter[0] += 1
+                    names[i] = renamed
+                    pending[name].append(renamed)
+                else:
+                    pending[name] = [name]
+        out.append(desc)
+    for name in list(pending):
+        flush(name)
+    return out
+
+
+def _tag_param_grads(block: Block, pairs) -> None:
+    for param, grad in pairs:
+        for op in reversed(block.ops):
+            if grad.name in op.output_arg_names:
+                op.attrs["op_role_var"] = [param.name, grad.name]
+                break

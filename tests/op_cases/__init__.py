@@ -1,0 +1,47 @@
+"""Sample inputs for every op, one module per op family; the harness in test_op_registry.py walks
+the registry and fails for an op that has no case here."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+CASES: dict[str, list["Case"]] = {}
+
+
+@dataclass
+class Case:
+    op_type: str
+    inputs: dict[str, Any]  # slot -> array, or list of arrays for a duplicable slot
+    attrs: dict[str, Any] = field(default_factory=dict)
+    outputs: dict[str, int] = field(default_factory=lambda: {"Out": 1})  # slot -> number of variables
+    reference: Callable[..., dict] | None = None  # NumPy oracle: (**inputs, **attrs) -> {slot: array}
+    no_grad: tuple[str, ...] = ()  # input slots not checked against finite differences
+    loss_outputs: tuple[str, ...] | None = None  # output slots the gradient check sums (default: all float)
+    atol: float = 1e-6
+    rtol: float = 1e-5
+    name: str = ""
+
+    @property
+    def id(self) -> str:
+        return f"{self.op_type}-{self.name}" if self.name else self.op_type
+
+
+def case(op_type: str, inputs: dict, **kw) -> Case:
+    c = Case(op_type, inputs, **kw)
+    CASES.setdefault(op_type, []).append(c)
+    return c
+
+
+def rand(*shape, low=-1.0, high=1.0, seed=0):
+    return np.random.default_rng(seed + sum(shape)).uniform(low, high, size=shape)
+
+
+def positive(*shape, seed=0):
+    return rand(*shape, low=0.5, high=2.0, seed=seed)
+
+
+# the family modules register their cases on import
+from . import math, nn, tensor  # noqa: E402,F401

@@ -1,0 +1,131 @@
+"""Walks the op registry: every op runs against a NumPy oracle, and every differentiable op's gradient
+matches central finite differences in float64. An op without a case fails here."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import fleetgraph.ops  # noqa: F401  (registers the ops)
+from fleetgraph.executor import Executor, Scope
+from fleetgraph.ir import Program, registered_ops
+from fleetgraph.transpiler import gradients
+from op_cases import CASES, Case
+
+# Ops checked elsewhere, with the test that covers them.
+COVERED_ELSEWHERE = {
+    "uniform_random": "test_ops_misc.py::test_random_ops_are_seeded_and_in_range",
+    "gaussian_random": "test_ops_misc.py::test_random_ops_are_seeded_and_in_range",
+    "truncated_gaussian_random": "test_ops_misc.py::test_random_ops_are_seeded_and_in_range",
+    "sgd": "test_optimizers.py (one step against a NumPy update)",
+    "momentum": "test_optimizers.py (one step against a NumPy update)",
+    "adam": "test_optimizers.py (one step against a NumPy update)",
+    "adagrad": "test_optimizers.py (one step against a NumPy update)",
+}
+
+ALL_CASES = [c for cases in CASES.values() for c in cases]
+
+
+def _forward_ops():
+    return {t: d for t, d in registered_ops().items() if not t.endswith("_grad") and d.kernel is not None
+            and not d.side_effect}
+
+
+def test_every_forward_op_has_a_case():
+    missing = sorted(t for t in _forward_ops() if t not in CASES and t not in COVERED_ELSEWHERE)
+    assert not missing, f"ops without a case in tests/op_cases: {missing}"
+
+
+def test_every_differentiable_op_has_a_gradient_case():
+    missing = sorted(t for t, d in registered_ops().items() if d.differentiable and t not in CASES)
+    assert not missing, f"differentiable ops without a gradient case: {missing}"
+
+
+def test_every_grad_op_is_registered_with_a_kernel():
+    ops = registered_ops()
+    for t, d in ops.items():
+        if d.differentiable and hasattr(d.grad, "inputs"):
+            assert t + "_grad" in ops and ops[t + "_grad"].kernel is not None, t
+
+
+def _build(case: Case):
+    """A program holding the op under test, its inputs as float64 data variables."""
+    prog = Program()
+    block = prog.global_block()
+    feed, ins = {}, {}
+    for slot, value in case.inputs.items():
+        values = value if isinstance(value, list) else [value]
+        names = []
+        for i, v in enumerate(values):
+            v = np.asarray(v)
+            name = f"{slot.lower()}_{i}"
+            block.create_var(name, v.shape, v.dtype.name, is_data=True,
+                             stop_gradient=slot in case.no_grad or v.dtype.kind != "f")
+            feed[name] = v
+            names.append(name)
+        ins[slot] = names
+    outs = {slot: [block.create_var(f"{slot.lower()}_out_{i}", dtype="float64").name for i in range(n)]
+            for slot, n in case.outputs.items()}
+    op = block.append_op(case.op_type, ins, outs, case.attrs)
+    return prog, block, op, feed, outs
+
+
+def _run(prog, feed, fetch):
+    return Executor().run(prog, feed=feed, fetch_list=fetch, scope=Scope())
+
+
+@pytest.mark.parametrize("case", ALL_CASES, ids=[c.id for c in ALL_CASES])
+def test_forward_matches_numpy(case: Case):
+    prog, _, op, feed, outs = _build(case)
+    if case.reference is None:
+        pytest.fail(f"{case.id}: a case needs a NumPy reference")
+    want = case.reference(**case.inputs, **{k: op.attrs[k] for k in registered_ops()[case.op_type].attrs})
+    for slot, expected in want.items():
+        names = outs[slot]
+        got = _run(prog, feed, names)
+        expected = expected if isinstance(expected, list) else [expected]
+        for g, e in zip(got, expected):
+            np.testing.assert_allclose(g, e, rtol=case.rtol, atol=case.atol, err_msg=f"{case.id} {slot}")
+
+
+GRAD_CASES = [c for c in ALL_CASES if registered_ops()[c.op_type].differentiable]
+
+
+@pytest.mark.parametrize("case", GRAD_CASES, ids=[c.id for c in GRAD_CASES])
+def test_gradient_matches_central_differences(case: Case):
+    prog, block, op, feed, outs = _build(case)
+    loss_slots = case.loss_outputs or tuple(outs)
+    loss_vars = [n for s in loss_slots for n in outs[s]]
+    rng = np.random.default_rng(1)
+    values = dict(zip(loss_vars, _run(prog, feed, loss_vars)))
+    weights = {}
+    terms = []
+    for n in loss_vars:
+        w = block.create_var(n + "_w", block.var(n).shape, "float64", is_data=True, stop_gradient=True)
+        weights[w.name] = rng.uniform(0.5, 1.5, size=values[n].shape)
+        prod = block.create_var(n + "_prod", dtype="float64")
+        block.append_op("elementwise_mul", {"X": [n], "Y": [w.name]}, {"Out": [prod.name]})
+        total = block.create_var(n + "_sum", dtype="float64")
+        block.append_op("reduce_sum", {"X": [prod.name]}, {"Out": [total.name]}, {"reduce_all": True})
+        terms.append(total.name)
+    loss = block.create_var("loss", (1,), "float64")
+    block.append_op("sum", {"X": terms}, {"Out": [loss.name]})
+    feed = {**feed, **weights}
+    wrt = [n for slot, names in op.inputs.items() if slot not in case.no_grad for n in names
+           if np.asarray(feed[n]).dtype.kind == "f"]
+    grads = gradients([loss], [block.var(n) for n in wrt])
+    analytic = _run(prog, feed, [g.name for g in grads])
+
+    def loss_at(f):
+        return float(_run(prog, f, [loss.name])[0][0])
+
+    eps = 1e-6
+    for name, got in zip(wrt, analytic):
+        x = np.array(feed[name], dtype=np.float64)
+        numeric = np.zeros_like(x)
+        for idx in np.ndindex(x.shape):
+            plus, minus = x.copy(), x.copy()
+            plus[idx] += eps
+            minus[idx] -= eps
+            numeric[idx] = (loss_at({**feed, name: plus}) - loss_at({**feed, name: minus})) / (2 * eps)
+        np.testing.assert_allclose(got, numeric, rtol=1e-5, atol=1e-6, err_msg=f"{case.id}: d loss / d {name}")
