@@ -1,0 +1,52 @@
+"""fleetgraph: a static-graph compiler and runtime for distributed training, with PaddlePaddle's API.
+
+`import fleetgraph as paddle` and `import fleetgraph.fluid as fluid` run Paddle static-graph scripts.
+"""
+
+from . import ops  # noqa: F401  (registers every op)
+from . import dataset, initializer, layers, metric, nn, optimizer, reader, regularizer, static, utils
+from .executor import CPUPlace, CUDAPlace, Executor, Scope, global_scope
+from .executor import seed as _seed_generator
+from .ir import FleetgraphError, Program, default_main_program, default_startup_program
+from .param_attr import ParamAttr
+from .reader import batch
+from .tensor_api import (abs, add, add_n, cast, concat, divide, exp, flatten, full, log, matmul, mean, multiply,
+                         ones, reshape, scale, sign, split, sqrt, square, subtract, sum, tanh, topk, transpose,
+                         zeros)
+
+__version__ = "0.1.0"
+
+bool = "bool"  # noqa: A001
+float16, float32, float64 = "float16", "float32", "float64"
+int8, int16, int32, int64, uint8 = "int8", "int16", "int32", "int64", "uint8"
+
+
+def enable_static() -> None:
+    """fleetgraph always builds static programs; kept so Paddle 2.x scripts run unchanged."""
+
+
+def disable_static(place=None) -> None:
+    raise FleetgraphError("disable_static: fleetgraph runs static programs only; dynamic graph mode is not available")
+
+
+def in_dynamic_mode() -> bool:
+    return False
+
+
+def seed(value: int) -> None:
+    """Fix every random draw from here on: the default programs' random_seed and the global generator."""
+    default_main_program().random_seed = int(value)
+    default_startup_program().random_seed = int(value)
+    _seed_generator(value)
+
+
+from . import fluid  # noqa: E402  (fluid re-exports the modules above)
+
+__all__ = [
+    "CPUPlace", "CUDAPlace", "Executor", "ParamAttr", "Program", "Scope", "abs", "add", "add_n", "batch", "cast",
+    "concat", "dataset", "default_main_program", "default_startup_program", "disable_static", "divide",
+    "enable_static", "exp", "flatten", "fluid", "full", "global_scope", "in_dynamic_mode", "initializer", "layers",
+    "log", "matmul", "mean", "metric", "multiply", "nn", "ones", "optimizer", "reader", "regularizer", "reshape",
+    "scale", "seed", "sign", "split", "sqrt", "square", "static", "subtract", "sum", "tanh", "topk", "transpose",
+    "utils", "zeros",
+]

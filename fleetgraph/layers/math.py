@@ -1,0 +1,108 @@
+"""Math layer functions (elementwise, matmul, reductions, activations) and Variable's operators."""
+
+from __future__ import annotations
+
+from ..ir.program import Variable
+from ._apply import apply_op
+
+
+def _binary(op_type):
+    def layer(x, y, axis=-1, act=None, name=None):
+        out = apply_op(op_type, {"X": [x], "Y": [y]}, {"axis": axis}, name=name)
+        return _act(out, act)
+
+    layer.__name__ = op_type
+    layer.__doc__ = f"`{op_type}` with Paddle's axis broadcasting of y into x."
+    return layer
+
+
+elementwise_add = _binary("elementwise_add")
+elementwise_sub = _binary("elementwise_sub")
+elementwise_mul = _binary("elementwise_mul")
+elementwise_div = _binary("elementwise_div")
+
+
+def _act(x, act):
+    return x if act is None else apply_op(act, {"X": [x]})
+
+
+def _unary(op_type):
+    def layer(x, name=None):
+        return apply_op(op_type, {"X": [x]}, name=name)
+
+    layer.__name__ = op_type
+    return layer
+
+
+relu, sigmoid, tanh, square, exp, log, sqrt, abs, sign = (
+    _unary(t) for t in ("relu", "sigmoid", "tanh", "square", "exp", "log", "sqrt", "abs", "sign"))
+
+
+def softmax(input, axis=-1, use_cudnn=False, name=None):
+    return apply_op("softmax", {"X": [input]}, {"axis": axis}, name=name)
+
+
+def mean(x, axis=None, keepdim=False, name=None):
+    """The mean of all elements (shape [1]) or along `axis`; emitted as reduce_mean, as Paddle does."""
+    return reduce_mean(x, dim=axis, keep_dim=keepdim, name=name)
+
+
+def _reduce(op_type):
+    def layer(input, dim=None, keep_dim=False, name=None):
+        dims = [] if dim is None else ([dim] if isinstance(dim, int) else list(dim))
+        attrs = {"dim": dims or [0], "keep_dim": keep_dim, "reduce_all": not dims}
+        return apply_op(op_type, {"X": [input]}, attrs, name=name)
+
+    layer.__name__ = op_type
+    return layer
+
+
+reduce_mean = _reduce("reduce_mean")
+reduce_sum = _reduce("reduce_sum")
+
+
+def scale(x, scale=1.0, bias=0.0, bias_after_scale=True, act=None, name=None):
+    out = apply_op("scale", {"X": [x]}, {"scale": float(scale), "bias": float(bias),
+                                        "bias_after_scale": bias_after_scale}, name=name)
+    return _act(out, act)
+
+
+def sums(input, out=None):
+    return apply_op("sum", {"X": list(input)})
+
+
+def matmul(x, y, transpose_x=False, transpose_y=False, alpha=1.0, name=None):
+    return apply_op("matmul", {"X": [x], "Y": [y]},
+                    {"transpose_X": transpose_x, "transpose_Y": transpose_y, "alpha": float(alpha)}, name=name)
+
+
+def mul(x, y, x_num_col_dims=1, y_num_col_dims=1, name=None):
+    return apply_op("mul", {"X": [x], "Y": [y]}, {"x_num_col_dims": x_num_col_dims,
+                                                 "y_num_col_dims": y_num_col_dims}, name=name)
+
+
+# -- Variable operators: x + y, x * 2.0, -x, ... -------------------------------------------------
+
+
+def _scalar_op(x, scale_=1.0, bias=0.0):
+    return scale(x, scale_, bias)
+
+
+def _operator(op_type, reverse=False, scalar=None):
+    def method(self, other):
+        if isinstance(other, (int, float)):
+            return scalar(self, float(other))
+        a, b = (other, self) if reverse else (self, other)
+        return apply_op(op_type, {"X": [a], "Y": [b]}, {"axis": -1})
+
+    return method
+
+
+def monkey_patch_variable() -> None:
+    Variable.__add__ = Variable.__radd__ = _operator("elementwise_add", scalar=lambda x, c: _scalar_op(x, 1.0, c))
+    Variable.__sub__ = _operator("elementwise_sub", scalar=lambda x, c: _scalar_op(x, 1.0, -c))
+    Variable.__rsub__ = _operator("elementwise_sub", reverse=True, scalar=lambda x, c: _scalar_op(x, -1.0, c))
+    Variable.__mul__ = Variable.__rmul__ = _operator("elementwise_mul", scalar=lambda x, c: _scalar_op(x, c))
+    Variable.__truediv__ = _operator("elementwise_div", scalar=lambda x, c: _scalar_op(x, 1.0 / c))
+    Variable.__neg__ = lambda self: _scalar_op(self, -1.0)
+    Variable.__matmul__ = lambda self, other: matmul(self, other)

@@ -1,0 +1,173 @@
+"""Neural-network layer functions: fc, embedding, conv2d, pool2d, batch_norm, dropout, accuracy."""
+
+from __future__ import annotations
+
+import math
+
+from ..initializer import Constant, Normal
+from ..ir import unique_name
+from ..ir.errors import FleetgraphError
+from ..ir.framework import default_main_program
+from ..param_attr import ParamAttr
+from .helper import LayerHelper
+
+
+def _pair(v, name):
+    if isinstance(v, int):
+        return [v, v]
+    v = [int(a) for a in v]
+    if len(v) not in (2, 4):
+        raise FleetgraphError(f"{name}: expected an int or 2 ints, got {v}")
+    return v
+
+
+def fc(input, size, num_flatten_dims=1, param_attr=None, bias_attr=None, act=None, name=None):
+    """y = act(sum_i input_i @ w_i + b): one `mul` per input, a `sum` when there are several, then
+    `elementwise_add` and the activation."""
+    helper = LayerHelper("fc", name)
+    inputs = input if isinstance(input, (list, tuple)) else [input]
+    attrs = param_attr if isinstance(param_attr, (list, tuple)) else [param_attr] * len(inputs)
+    products = []
+    for x, attr in zip(inputs, attrs):
+        width = x.shape[num_flatten_dims:]
+        if any(d < 0 for d in width):
+            raise FleetgraphError(f"fc: input '{x.name}' shape {list(x.shape)} has unknown dims after "
+                                  f"num_flatten_dims={num_flatten_dims}; expected them known")
+        w = helper.create_parameter(attr, [math.prod(width), size], x.dtype)
+        out = helper.create_variable_for_type_inference(x.dtype)
+        helper.append_op("mul", {"X": [x], "Y": [w]}, {"Out": [out]},
+                         {"x_num_col_dims": num_flatten_dims, "y_num_col_dims": 1})
+        products.append(out)
+    pre_bias = products[0]
+    if len(products) > 1:
+        pre_bias = helper.create_variable_for_type_inference(inputs[0].dtype)
+        helper.append_op("sum", {"X": products}, {"Out": [pre_bias]})
+    pre_act = helper.append_bias_op(pre_bias, bias_attr, dim_start=num_flatten_dims)
+    return helper.append_activation(pre_act, act)
+
+
+def static_fc(x, size, num_flatten_dims=1, weight_attr=None, bias_attr=None, activation=None, name=None):
+    """`paddle.static.nn.fc`: fc with the 2.x argument names."""
+    return fc(x, size, num_flatten_dims, weight_attr, bias_attr, activation, name)
+
+
+def _embedding(op_type, input, size, is_sparse, is_distributed, padding_idx, param_attr, dtype):
+    helper = LayerHelper("embedding")
+    w = helper.create_parameter(param_attr, list(size), dtype)
+    pad = -1 if padding_idx is None else (padding_idx if padding_idx >= 0 else size[0] + padding_idx)
+    out = helper.create_variable_for_type_inference(dtype)
+    helper.append_op(op_type, {"W": [w], "Ids": [input]}, {"Out": [out]},
+                     {"is_sparse": is_sparse, "is_distributed": is_distributed, "padding_idx": pad})
+    return out
+
+
+def embedding(input, size, is_sparse=False, is_distributed=False, padding_idx=None, param_attr=None,
+              dtype="float32"):
+    """`fluid.layers.embedding`: ids of shape [..., 1] -> [..., size[1]] (lookup_table)."""
+    return _embedding("lookup_table", input, size, is_sparse, is_distributed, padding_idx, param_attr, dtype)
+
+
+def embedding_v2(input, size, is_sparse=False, is_distributed=False, padding_idx=None, param_attr=None,
+                 dtype="float32"):
+    """`fluid.embedding` / `paddle.static.nn.embedding`: ids of any shape -> ids.shape + [size[1]]."""
+    return _embedding("lookup_table_v2", input, size, is_sparse, is_distributed, padding_idx, param_attr, dtype)
+
+
+def conv2d(input, num_filters, filter_size, stride=1, padding=0, dilation=1, groups=None, param_attr=None,
+           bias_attr=None, use_cudnn=True, act=None, name=None, data_format="NCHW"):
+    helper = LayerHelper("conv2d", name)
+    groups = groups or 1
+    channels = input.shape[1]
+    if channels < 0 or channels % groups:
+        raise FleetgraphError(f"conv2d: input '{input.name}' has {channels} channels; expected a known "
+                              f"multiple of groups={groups}")
+    kh, kw = _pair(filter_size, "conv2d filter_size")[:2]
+    std = math.sqrt(2.0 / (kh * kw * channels))
+    w = helper.create_parameter(param_attr, [num_filters, channels // groups, kh, kw], input.dtype,
+                                default_initializer=Normal(0.0, std))
+    pre_bias = helper.create_variable_for_type_inference(input.dtype)
+    helper.append_op("conv2d", {"Input": [input], "Filter": [w]}, {"Output": [pre_bias]},
+                     {"strides": _pair(stride, "stride"), "paddings": _pair(padding, "padding"),
+                      "dilations": _pair(dilation, "dilation"), "groups": groups, "data_format": data_format})
+    pre_act = helper.append_bias_op(pre_bias, bias_attr, dim_start=1, dim_end=2)
+    return helper.append_activation(pre_act, act)
+
+
+def pool2d(input, pool_size=-1, pool_type="max", pool_stride=1, pool_padding=0, global_pooling=False,
+           use_cudnn=True, ceil_mode=False, name=None, exclusive=True, data_format="NCHW"):
+    if pool_type not in ("max", "avg"):
+        raise FleetgraphError(f"pool2d: pool_type expected 'max' or 'avg', got {pool_type!r}")
+    helper = LayerHelper("pool2d", name)
+    out = helper.create_variable_for_type_inference(input.dtype)
+    ksize = [1, 1] if global_pooling and pool_size == -1 else _pair(pool_size, "pool_size")
+    helper.append_op("pool2d", {"X": [input]}, {"Out": [out]},
+                     {"pooling_type": pool_type, "ksize": ksize, "strides": _pair(pool_stride, "pool_stride"),
+                      "paddings": _pair(pool_padding, "pool_padding"), "global_pooling": global_pooling,
+                      "ceil_mode": ceil_mode, "exclusive": exclusive, "data_format": data_format})
+    return out
+
+
+def adaptive_avg_pool2d(x, output_size, data_format="NCHW", name=None):
+    helper = LayerHelper("pool2d", name)
+    out = helper.create_variable_for_type_inference(x.dtype)
+    helper.append_op("pool2d", {"X": [x]}, {"Out": [out]},
+                     {"pooling_type": "avg", "ksize": _pair(output_size, "output_size"), "adaptive": True,
+                      "data_format": data_format})
+    return out
+
+
+def batch_norm(input, act=None, is_test=False, momentum=0.9, epsilon=1e-05, param_attr=None, bias_attr=None,
+               data_layout="NCHW", in_place=False, name=None, moving_mean_name=None,
+               moving_variance_name=None, do_model_average_for_mean_and_var=True, use_global_stats=False):
+    helper = LayerHelper("batch_norm", name)
+    c = input.shape[1] if data_layout == "NCHW" else input.shape[-1]
+    scale = helper.create_parameter(param_attr, [c], input.dtype, default_initializer=Constant(1.0))
+    bias = helper.create_parameter(bias_attr, [c], input.dtype, is_bias=True)
+    mean = helper.create_parameter(
+        ParamAttr(name=moving_mean_name or unique_name.generate(f"{helper.name}.w"),
+                  initializer=Constant(0.0), trainable=False), [c], input.dtype)
+    var = helper.create_parameter(
+        ParamAttr(name=moving_variance_name or unique_name.generate(f"{helper.name}.w"),
+                  initializer=Constant(1.0), trainable=False), [c], input.dtype)
+    saved_mean = helper.create_variable_for_type_inference(input.dtype, stop_gradient=True)
+    saved_var = helper.create_variable_for_type_inference(input.dtype, stop_gradient=True)
+    out = helper.create_variable_for_type_inference(input.dtype)
+    helper.append_op("batch_norm", {"X": [input], "Scale": [scale], "Bias": [bias], "Mean": [mean],
+                                    "Variance": [var]},
+                     {"Y": [out], "MeanOut": [mean], "VarianceOut": [var], "SavedMean": [saved_mean],
+                      "SavedVariance": [saved_var]},
+                     {"momentum": momentum, "epsilon": epsilon, "is_test": is_test, "data_layout": data_layout,
+                      "use_global_stats": use_global_stats})
+    return helper.append_activation(out, act)
+
+
+def dropout(x, dropout_prob, is_test=False, seed=None, name=None, dropout_implementation="downgrade_in_infer"):
+    helper = LayerHelper("dropout", name)
+    if not seed and default_main_program().random_seed:
+        seed = default_main_program().random_seed
+    out = helper.create_variable_for_type_inference(x.dtype)
+    mask = helper.create_variable_for_type_inference("uint8", stop_gradient=True)
+    helper.append_op("dropout", {"X": [x]}, {"Out": [out], "Mask": [mask]},
+                     {"dropout_prob": float(dropout_prob), "is_test": is_test, "fix_seed": seed is not None,
+                      "seed": int(seed or 0), "dropout_implementation": dropout_implementation})
+    return out
+
+
+def topk(input, k, name=None):
+    helper = LayerHelper("top_k", name)
+    values = helper.create_variable_for_type_inference(input.dtype)
+    indices = helper.create_variable_for_type_inference("int64", stop_gradient=True)
+    helper.append_op("top_k", {"X": [input]}, {"Out": [values], "Indices": [indices]}, {"k": int(k)})
+    return values, indices
+
+
+def accuracy(input, label, k=1, correct=None, total=None, name=None):
+    """Fraction of samples whose label is among the top-k scores: top_k then accuracy."""
+    helper = LayerHelper("accuracy", name)
+    values, indices = topk(input, k)
+    acc = helper.create_variable_for_type_inference("float32", stop_gradient=True)
+    correct = correct or helper.create_variable_for_type_inference("int32", stop_gradient=True)
+    total = total or helper.create_variable_for_type_inference("int32", stop_gradient=True)
+    helper.append_op("accuracy", {"Out": [values], "Indices": [indices], "Label": [label]},
+                     {"Accuracy": [acc], "Correct": [correct], "Total": [total]})
+    return acc

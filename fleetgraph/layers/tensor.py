@@ -1,0 +1,84 @@
+"""Tensor layer functions: constants, casts, reshapes, concat and split, parameters and globals."""
+
+from __future__ import annotations
+
+from ..ir.dtypes import convert_dtype
+from ..ir.program import Variable
+from ._apply import apply_op
+from .helper import LayerHelper
+
+
+def fill_constant(shape, dtype, value, force_cpu=False, out=None, name=None) -> Variable:
+    dtype = convert_dtype(dtype)
+    shape = [int(shape)] if isinstance(shape, int) else [int(d) for d in shape]
+    attrs = {"shape": shape, "value": float(value), "dtype": dtype}
+    if out is None:
+        return apply_op("fill_constant", {}, attrs, dtype=dtype, name=name)
+    LayerHelper("fill_constant").append_op("fill_constant", {}, {"Out": [out]}, attrs)
+    return out
+
+
+def zeros(shape, dtype="float32", name=None):
+    return fill_constant(shape, dtype, 0.0, name=name)
+
+
+def ones(shape, dtype="float32", name=None):
+    return fill_constant(shape, dtype, 1.0, name=name)
+
+
+def assign(input, output=None):
+    if output is None:
+        return apply_op("assign", {"X": [input]})
+    LayerHelper("assign").append_op("assign", {"X": [input]}, {"Out": [output]})
+    return output
+
+
+def cast(x, dtype):
+    dtype = convert_dtype(dtype)
+    return apply_op("cast", {"X": [x]}, {"in_dtype": x.dtype, "out_dtype": dtype}, dtype=dtype)
+
+
+def reshape(x, shape, actual_shape=None, act=None, inplace=False, name=None):
+    out = apply_op("reshape2", {"X": [x]}, {"shape": [int(d) for d in shape]}, name=name,
+                   extra_outputs=("XShape",))
+    return out if act is None else apply_op(act, {"X": [out]})
+
+
+def transpose(x, perm, name=None):
+    return apply_op("transpose2", {"X": [x]}, {"axis": [int(a) for a in perm]}, name=name,
+                    extra_outputs=("XShape",))
+
+
+def flatten(x, axis=1, name=None):
+    return reshape(x, [0] * axis + [-1] if axis else [1, -1], name=name)
+
+
+def concat(input, axis=0, name=None):
+    return apply_op("concat", {"X": list(input)}, {"axis": int(axis)}, name=name)
+
+
+def split(input, num_or_sections, dim=-1, name=None):
+    helper = LayerHelper("split", name)
+    if isinstance(num_or_sections, int):
+        n, attrs = num_or_sections, {"num": num_or_sections, "sections": [], "axis": dim}
+    else:
+        n, attrs = len(num_or_sections), {"num": 0, "sections": list(num_or_sections), "axis": dim}
+    outs = [helper.create_variable_for_type_inference(input.dtype) for _ in range(n)]
+    helper.append_op("split", {"X": [input]}, {"Out": outs}, attrs)
+    return outs
+
+
+def create_parameter(shape, dtype, name=None, attr=None, is_bias=False, default_initializer=None):
+    from ..param_attr import ParamAttr
+
+    attr = attr or ParamAttr(name=name)
+    return LayerHelper("create_parameter").create_parameter(attr, shape, dtype, is_bias, default_initializer)
+
+
+def create_global_var(shape, value, dtype, persistable=False, force_cpu=False, name=None):
+    from ..initializer import Constant
+
+    helper = LayerHelper("global_var")
+    var = helper.create_global_variable(shape, dtype, persistable, name)
+    helper.set_variable_initializer(var, Constant(value))
+    return var

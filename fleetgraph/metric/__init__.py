@@ -1,0 +1,5 @@
+"""`paddle.metric`."""
+
+from ..layers.nn import accuracy
+
+__all__ = ["accuracy"]

@@ -1,0 +1,5 @@
+"""`paddle.nn` for static graphs: `functional` and `initializer`."""
+
+from . import functional, initializer
+
+__all__ = ["functional", "initializer"]

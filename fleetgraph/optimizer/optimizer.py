@@ -1,0 +1,166 @@
+"""The optimizer classes: they append optimize ops (and their state's init ops) to the programs."""
+
+from __future__ import annotations
+
+import numbers
+
+from ..initializer import Constant
+from ..ir import FleetgraphError, unique_name
+from ..ir.framework import default_main_program, default_startup_program
+from ..ir.program import Parameter, Program, Variable
+from ..regularizer import L2Decay, WeightDecayRegularizer
+from ..transpiler.backward import append_backward
+
+
+class Optimizer:
+    """Base class. Subclasses name their op type and state (accumulators) and build the op's slots."""
+
+    op_type = ""
+
+    def __init__(self, learning_rate=0.001, parameters=None, weight_decay=None, grad_clip=None, name=None,
+                 regularization=None, parameter_list=None) -> None:
+        if not isinstance(learning_rate, numbers.Real) or isinstance(learning_rate, bool):
+            raise TypeError(f"{type(self).__name__}: learning_rate expected a float, got "
+                            f"{type(learning_rate).__name__} {learning_rate!r}")
+        if grad_clip is not None:
+            raise FleetgraphError(f"{type(self).__name__}: grad_clip is not supported")
+        self._learning_rate = float(learning_rate)
+        self._parameter_list = parameters if parameters is not None else parameter_list
+        decay = weight_decay if weight_decay is not None else regularization
+        self.regularization = L2Decay(decay) if isinstance(decay, numbers.Real) else decay
+        if self.regularization is not None and not isinstance(self.regularization, WeightDecayRegularizer):
+            raise TypeError(f"{type(self).__name__}: weight_decay expected a float, L2Decay or L1Decay, "
+                            f"got {decay!r}")
+        self._lr_vars: dict[int, Variable] = {}
+        self._accumulators: dict[tuple[str, str], Variable] = {}
+        self.helper_name = name or unique_name.generate(type(self).__name__.lower())
+
+    # -- public API ------------------------------------------------------------------------------
+    def get_lr(self) -> float:
+        return self._learning_rate
+
+    def minimize(self, loss: Variable, startup_program: Program | None = None, parameters=None,
+                 no_grad_set=None, parameter_list=None):
+        """Append backward, regularization and optimize ops; returns (optimize_ops, params_grads)."""
+        params_grads = self.backward(loss, startup_program, parameters or parameter_list, no_grad_set)
+        optimize_ops = self.apply_optimize(loss, startup_program, params_grads)
+        return optimize_ops, params_grads
+
+    def backward(self, loss, startup_program=None, parameter_list=None, no_grad_set=None, callbacks=None):
+        params = parameter_list if parameter_list is not None else self._parameter_list
+        return append_backward(loss, params, no_grad_set)
+
+    def apply_optimize(self, loss, startup_program, params_grads):
+        program = loss.block.program
+        startup = startup_program or default_startup_program()
+        return self._apply_gradients(program, startup, params_grads)
+
+    def apply_gradients(self, params_grads):
+        return self._apply_gradients(default_main_program(), default_startup_program(), params_grads)
+
+    # -- building ------------------------------------------------------------------------------
+    def _apply_gradients(self, program: Program, startup: Program, params_grads):
+        block = program.global_block()
+        params_grads = sorted(params_grads, key=lambda pg: pg[0].name)  # Paddle's order
+        ops = []
+        for param, grad in params_grads:
+            with program._optimized_guard([param, grad]):
+                regularizer = param.regularizer or self.regularization
+                if regularizer is not None:
+                    grad = regularizer.append_regularization_ops(block, param, grad)
+                lr = self._param_lr(program, startup, param)
+                ops.append(block.append_op(self.op_type, *self._op_slots(program, startup, param, grad, lr)))
+        return ops
+
+    def _op_slots(self, program, startup, param, grad, lr) -> tuple[dict, dict, dict]:
+        """(inputs, outputs, attrs) of this optimizer's op for one parameter."""
+        raise NotImplementedError
+
+    def _global_lr(self, program: Program, startup: Program) -> Variable:
+        """`learning_rate_0`: a persistable [1] float32 set by the startup program."""
+        key = id(program)
+        if key not in self._lr_vars:
+            name = unique_name.generate("learning_rate")
+            var = program.global_block().create_var(name, [1], "float32", persistable=True)
+            twin = startup.global_block().create_var(name, [1], "float32", persistable=True)
+            Constant(self._learning_rate)(twin, startup.global_block())
+            self._lr_vars[key] = var
+        return self._lr_vars[key]
+
+    def _param_lr(self, program, startup, param: Parameter) -> Variable:
+        lr = self._global_lr(program, startup)
+        scale = param.optimize_attr.get("learning_rate", 1.0) if isinstance(param, Parameter) else 1.0
+        if scale == 1.0:
+            return lr
+        block = program.global_block()
+        scaled = block.create_var(unique_name.generate(f"{param.name}_lr"), [1], "float32")
+        block.append_op("scale", {"X": [lr]}, {"Out": [scaled]}, {"scale": float(scale)})
+        return scaled
+
+    def _accumulator(self, program, startup, name: str, param: Parameter, fill: float = 0.0, shape=None):
+        """Optimizer state for one parameter (`fc_0.w_0_moment1_0`), zero- or `fill`-initialized."""
+        key = (name, param.name)
+        if key not in self._accumulators:
+            var_name = unique_name.generate(f"{param.name}_{name}")
+            shape = list(param.shape if shape is None else shape)
+            var = program.global_block().create_var(var_name, shape, param.dtype, persistable=True)
+            twin = startup.global_block().create_var(var_name, shape, param.dtype, persistable=True)
+            Constant(fill)(twin, startup.global_block())
+            self._accumulators[key] = var
+        return self._accumulators[key]
+
+
+class SGD(Optimizer):
+    op_type = "sgd"
+
+    def _op_slots(self, program, startup, param, grad, lr):
+        return {"Param": [param], "Grad": [grad], "LearningRate": [lr]}, {"ParamOut": [param]}, {}
+
+
+class Momentum(Optimizer):
+    op_type = "momentum"
+
+    def __init__(self, learning_rate=0.001, momentum=0.9, parameters=None, use_nesterov=False, weight_decay=None,
+                 grad_clip=None, name=None, regularization=None, parameter_list=None) -> None:
+        super().__init__(learning_rate, parameters, weight_decay, grad_clip, name, regularization, parameter_list)
+        self._momentum, self._use_nesterov = float(momentum), bool(use_nesterov)
+
+    def _op_slots(self, program, startup, param, grad, lr):
+        v = self._accumulator(program, startup, "velocity", param)
+        return ({"Param": [param], "Grad": [grad], "Velocity": [v], "LearningRate": [lr]},
+                {"ParamOut": [param], "VelocityOut": [v]},
+                {"mu": self._momentum, "use_nesterov": self._use_nesterov})
+
+
+class Adam(Optimizer):
+    op_type = "adam"
+
+    def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-08, parameters=None,
+                 weight_decay=None, grad_clip=None, lazy_mode=False, name=None, regularization=None,
+                 parameter_list=None) -> None:
+        super().__init__(learning_rate, parameters, weight_decay, grad_clip, name, regularization, parameter_list)
+        self._beta1, self._beta2, self._epsilon, self._lazy = float(beta1), float(beta2), float(epsilon), lazy_mode
+
+    def _op_slots(self, program, startup, param, grad, lr):
+        acc = lambda n, fill=0.0, shape=None: self._accumulator(program, startup, n, param, fill, shape)  # noqa: E731
+        m1, m2 = acc("moment1"), acc("moment2")
+        b1, b2 = acc("beta1_pow_acc", self._beta1, [1]), acc("beta2_pow_acc", self._beta2, [1])
+        return ({"Param": [param], "Grad": [grad], "LearningRate": [lr], "Moment1": [m1], "Moment2": [m2],
+                 "Beta1Pow": [b1], "Beta2Pow": [b2]},
+                {"ParamOut": [param], "Moment1Out": [m1], "Moment2Out": [m2], "Beta1PowOut": [b1],
+                 "Beta2PowOut": [b2]},
+                {"beta1": self._beta1, "beta2": self._beta2, "epsilon": self._epsilon, "lazy_mode": self._lazy})
+
+
+class Adagrad(Optimizer):
+    op_type = "adagrad"
+
+    def __init__(self, learning_rate=0.001, epsilon=1e-06, parameters=None, weight_decay=None, grad_clip=None,
+                 name=None, initial_accumulator_value=0.0, regularization=None, parameter_list=None) -> None:
+        super().__init__(learning_rate, parameters, weight_decay, grad_clip, name, regularization, parameter_list)
+        self._epsilon, self._initial = float(epsilon), float(initial_accumulator_value)
+
+    def _op_slots(self, program, startup, param, grad, lr):
+        moment = self._accumulator(program, startup, "moment", param, self._initial)
+        return ({"Param": [param], "Grad": [grad], "Moment": [moment], "LearningRate": [lr]},
+                {"ParamOut": [param], "MomentOut": [moment]}, {"epsilon": self._epsilon})

@@ -1,0 +1,141 @@
+"""Saving and loading: persistable values as .npz, programs and inference models as JSON."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+
+from .executor import global_scope
+from .executor.scope import Scope
+from .ir import FleetgraphError, Program, default_main_program, load_arrays, save_arrays
+from .ir.program import Variable, VarType
+from .ir.serialize import program_from_dict, program_to_dict
+from .transpiler.prune import prune_for_inference
+
+PARAMS_FILE = "persistables.npz"
+MODEL_FILE = "model.json"
+
+
+def _persistables(program: Program) -> list[Variable]:
+    return [v for v in program.list_vars() if v.persistable and v.type != VarType.RAW]
+
+
+def _scope_of(executor) -> Scope:
+    return global_scope()
+
+
+def save_vars(executor, dirname, main_program=None, vars=None, predicate=None, filename=None) -> str:
+    program = main_program or default_main_program()
+    chosen = vars if vars is not None else [v for v in program.list_vars() if predicate is None or predicate(v)]
+    scope = _scope_of(executor)
+    missing = [v.name for v in chosen if v.name not in scope]
+    if missing:
+        raise FleetgraphError(f"save: variables {missing} have no value in the scope; run the startup program first")
+    os.makedirs(dirname, exist_ok=True)
+    path = os.path.join(dirname, filename or PARAMS_FILE)
+    save_arrays({v.name: np.asarray(scope.vars[v.name]) for v in chosen}, path)
+    return path
+
+
+def save_persistables(executor, dirname, main_program=None, filename=None) -> str:
+    """Every persistable variable (parameters and optimizer state) of the program, in one .npz."""
+    program = main_program or default_main_program()
+    return save_vars(executor, dirname, program, _persistables(program), filename=filename)
+
+
+def save_params(executor, dirname, main_program=None, filename=None) -> str:
+    program = main_program or default_main_program()
+    return save_vars(executor, dirname, program, program.all_parameters(), filename=filename)
+
+
+def load_vars(executor, dirname, main_program=None, vars=None, predicate=None, filename=None) -> None:
+    program = main_program or default_main_program()
+    chosen = vars if vars is not None else [v for v in program.list_vars() if predicate is None or predicate(v)]
+    path = os.path.join(dirname, filename or PARAMS_FILE)
+    if not os.path.exists(path):
+        raise FleetgraphError(f"load: {path} does not exist")
+    arrays = load_arrays(path)
+    scope = _scope_of(executor)
+    for var in chosen:
+        if var.name not in arrays:
+            raise FleetgraphError(f"load {path}: variable {var.name!r} is not in the file")
+        value = arrays[var.name]
+        if len(value.shape) != len(var.shape) or any(d >= 0 and d != s for d, s in zip(var.shape, value.shape)):
+            raise FleetgraphError(f"load {path}: {var.name!r} expected shape {list(var.shape)}, "
+                                  f"got {list(value.shape)}")
+        scope.vars[var.name] = value
+
+
+def load_persistables(executor, dirname, main_program=None, filename=None) -> None:
+    program = main_program or default_main_program()
+    load_vars(executor, dirname, program, _persistables(program), filename=filename)
+
+
+def load_params(executor, dirname, main_program=None, filename=None) -> None:
+    program = main_program or default_main_program()
+    load_vars(executor, dirname, program, program.all_parameters(), filename=filename)
+
+
+def _names(items) -> list[str]:
+    items = items if isinstance(items, (list, tuple)) else [items]
+    return [v.name if isinstance(v, Variable) else v for v in items]
+
+
+def save_inference_model(dirname, feeded_var_names, target_vars, executor, main_program=None,
+                         model_filename=None, params_filename=None, export_for_deployment=True,
+                         program_only=False) -> list[str]:
+    """Prune the program to the feeds and targets, then write it (JSON) and its parameters (.npz)."""
+    program = main_program or default_main_program()
+    feeds, fetches = _names(feeded_var_names), _names(target_vars)
+    pruned = prune_for_inference(program, feeds, fetches)
+    os.makedirs(dirname, exist_ok=True)
+    model = {"program": program_to_dict(pruned), "feed_names": feeds, "fetch_names": fetches}
+    with open(os.path.join(dirname, model_filename or MODEL_FILE), "w", encoding="utf-8") as f:
+        json.dump(model, f, indent=1)
+        f.write("\n")
+    if not program_only:
+        save_persistables(executor, dirname, pruned, params_filename)
+    return fetches
+
+
+def load_inference_model(dirname, executor, model_filename=None, params_filename=None):
+    """Returns [program, feed_target_names, fetch_targets] and loads the parameters into the scope."""
+    path = os.path.join(dirname, model_filename or MODEL_FILE)
+    if not os.path.exists(path):
+        raise FleetgraphError(f"load_inference_model: {path} does not exist")
+    with open(path, encoding="utf-8") as f:
+        model = json.load(f)
+    program = program_from_dict(model["program"])
+    load_persistables(executor, dirname, program, params_filename)
+    block = program.global_block()
+    return [program, list(model["feed_names"]), [block.var(n) for n in model["fetch_names"]]]
+
+
+# -- paddle.static spellings: one path prefix instead of a directory ------------------------------
+
+
+def static_save_inference_model(path_prefix, feed_vars, fetch_vars, executor, program=None, **kwargs):
+    dirname, base = os.path.split(path_prefix)
+    return save_inference_model(dirname or ".", feed_vars, fetch_vars, executor, program,
+                                model_filename=base + ".json", params_filename=base + ".npz")
+
+
+def static_load_inference_model(path_prefix, executor, **kwargs):
+    dirname, base = os.path.split(path_prefix)
+    return load_inference_model(dirname or ".", executor, base + ".json", base + ".npz")
+
+
+def save(program: Program, model_path: str, protocol=None, **configs) -> None:
+    """`paddle.static.save`: the program as model_path.json and its persistables as model_path.npz."""
+    from .ir import save_program
+
+    dirname, base = os.path.split(model_path)
+    save_persistables(None, dirname or ".", program, base + ".npz")
+    save_program(program, model_path + ".json")
+
+
+def load(program: Program, model_path: str, executor=None, var_list=None) -> None:
+    dirname, base = os.path.split(model_path)
+    load_persistables(executor, dirname or ".", program, base + ".npz")

@@ -1,0 +1,116 @@
+"""The 2.x tensor functions of the top-level namespace (`paddle.mean`, `paddle.matmul`, ...)."""
+
+from __future__ import annotations
+
+from . import layers
+from .layers._apply import apply_op
+from .layers.tensor import fill_constant
+
+
+def mean(x, axis=None, keepdim=False, name=None):
+    return layers.reduce_mean(x, dim=axis, keep_dim=keepdim, name=name)
+
+
+def sum(x, axis=None, dtype=None, keepdim=False, name=None):
+    out = layers.reduce_sum(x, dim=axis, keep_dim=keepdim, name=name)
+    return out if dtype is None else layers.cast(out, dtype)
+
+
+def add(x, y, name=None):
+    return layers.elementwise_add(x, y, name=name)
+
+
+def subtract(x, y, name=None):
+    return layers.elementwise_sub(x, y, name=name)
+
+
+def multiply(x, y, name=None):
+    return layers.elementwise_mul(x, y, name=name)
+
+
+def divide(x, y, name=None):
+    return layers.elementwise_div(x, y, name=name)
+
+
+def add_n(inputs, name=None):
+    return layers.sums(inputs if isinstance(inputs, (list, tuple)) else [inputs])
+
+
+def matmul(x, y, transpose_x=False, transpose_y=False, name=None):
+    return layers.matmul(x, y, transpose_x, transpose_y, name=name)
+
+
+def reshape(x, shape, name=None):
+    return layers.reshape(x, shape, name=name)
+
+
+def transpose(x, perm, name=None):
+    return layers.transpose(x, perm, name=name)
+
+
+def concat(x, axis=0, name=None):
+    return layers.concat(x, axis, name=name)
+
+
+def split(x, num_or_sections, axis=0, name=None):
+    return layers.split(x, num_or_sections, axis, name=name)
+
+
+def flatten(x, start_axis=0, stop_axis=-1, name=None):
+    rank = len(x.shape)
+    stop = stop_axis + rank if stop_axis < 0 else stop_axis
+    # reshape2's 0 copies the dim at the same index; dims after the merged range are listed
+    shape = [0] * start_axis + [-1] + list(x.shape[stop + 1:])
+    return layers.reshape(x, shape, name=name)
+
+
+def cast(x, dtype):
+    return layers.cast(x, dtype)
+
+
+def scale(x, scale=1.0, bias=0.0, bias_after_scale=True, act=None, name=None):
+    return layers.scale(x, scale, bias, bias_after_scale, act, name)
+
+
+def full(shape, fill_value, dtype="float32", name=None):
+    return fill_constant(shape, dtype, fill_value, name=name)
+
+
+def zeros(shape, dtype="float32", name=None):
+    return fill_constant(shape, dtype, 0.0, name=name)
+
+
+def ones(shape, dtype="float32", name=None):
+    return fill_constant(shape, dtype, 1.0, name=name)
+
+
+def square(x, name=None):
+    return apply_op("square", {"X": [x]}, name=name)
+
+
+def sqrt(x, name=None):
+    return apply_op("sqrt", {"X": [x]}, name=name)
+
+
+def exp(x, name=None):
+    return apply_op("exp", {"X": [x]}, name=name)
+
+
+def log(x, name=None):
+    return apply_op("log", {"X": [x]}, name=name)
+
+
+def abs(x, name=None):
+    return apply_op("abs", {"X": [x]}, name=name)
+
+
+def sign(x, name=None):
+    return apply_op("sign", {"X": [x]}, name=name)
+
+
+def tanh(x, name=None):
+    return apply_op("tanh", {"X": [x]}, name=name)
+
+
+def topk(x, k, axis=None, largest=True, sorted=True, name=None):
+    return layers.topk(x, k, name=name)

@@ -1,0 +1,33 @@
+"""Prune a program to what computing some targets from some feeds needs (for inference models).
+
+Steps:
+  1. clone the program for test (forward ops only, is_test set);
+  2. walk the ops backwards from the targets, keeping an op when it writes a needed variable, and
+     stop at the feeds;
+  3. drop the variables no kept op names, keeping the feeds.
+"""
+
+from __future__ import annotations
+
+from ..ir import FleetgraphError, Program, verify
+
+
+def prune_for_inference(program: Program, feed_names: list[str], target_names: list[str]) -> Program:
+    pruned = program.clone(for_test=True)  # step 1
+    block = pruned.global_block()
+    for name in list(feed_names) + list(target_names):
+        if not block.has_var(name):
+            raise FleetgraphError(f"prune: variable {name!r} is not in the program")
+    needed, kept = set(target_names), []
+    for op in reversed(block.ops):  # step 2
+        if any(n in needed for n in op.output_arg_names):
+            kept.append(op)
+            needed |= {n for n in op.input_arg_names if n not in feed_names}
+    block.ops = list(reversed(kept))
+    used = set(feed_names) | {n for op in block.ops for n in op.input_arg_names + op.output_arg_names}
+    for name in [n for n in block.vars if n not in used]:  # step 3
+        del block.vars[name]
+    for name in feed_names:
+        block.var(name).is_data = True
+    pruned._bump()
+    return verify(pruned)
