@@ -1,0 +1,70 @@
+"""Small models the tests build in fresh programs, in both API spellings."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import fleetgraph as paddle
+import fleetgraph.fluid as fluid
+from fleetgraph.ir import Program, program_guard, unique_name
+
+
+def fit_a_line_2x(seed=7, optimizer=None):
+    """The issue's 2.x script: returns (main, startup, x, y, loss)."""
+    main, startup = Program(), Program()
+    main.random_seed = startup.random_seed = seed
+    with program_guard(main, startup), unique_name.guard():
+        x = paddle.static.data(name="x", shape=[None, 13], dtype="float32")
+        y = paddle.static.data(name="y", shape=[None, 1], dtype="float32")
+        pred = paddle.static.nn.fc(x, size=1)
+        loss = paddle.mean(paddle.nn.functional.square_error_cost(pred, y))
+        (optimizer or paddle.optimizer.SGD(learning_rate=0.001)).minimize(loss)
+    return main, startup, x, y, loss
+
+
+def fit_a_line_fluid(seed=7, optimizer=None):
+    """Seed 001's Fluid 1.x model: returns (main, startup, x, y, loss)."""
+    main, startup = Program(), Program()
+    main.random_seed = startup.random_seed = seed
+    with fluid.program_guard(main, startup), fluid.unique_name.guard():
+        y = fluid.layers.data(name="y", shape=[1], dtype="float32")
+        x = fluid.layers.data(name="x", shape=[13], dtype="float32")
+        y_predict = fluid.layers.fc(input=x, size=1, act=None)
+        loss = fluid.layers.square_error_cost(input=y_predict, label=y)
+        avg_loss = fluid.layers.mean(loss)
+        (optimizer or fluid.optimizer.SGD(learning_rate=0.001)).minimize(avg_loss)
+    return main, startup, x, y, avg_loss
+
+
+def mlp(optimizer_factory, hidden=(512, 512), classes=10, seed=3):
+    """784-h-h-10 MLP with softmax cross entropy: returns (main, startup, image, label, loss, acc)."""
+    main, startup = Program(), Program()
+    main.random_seed = startup.random_seed = seed
+    with program_guard(main, startup), unique_name.guard():
+        image = paddle.static.data(name="image", shape=[None, 784], dtype="float32")
+        label = paddle.static.data(name="label", shape=[None, 1], dtype="int64")
+        h = image
+        for size in hidden:
+            h = paddle.static.nn.fc(h, size=size, activation="relu")
+        logits = paddle.static.nn.fc(h, size=classes)
+        loss = paddle.nn.functional.cross_entropy(logits, label)
+        acc = paddle.metric.accuracy(input=logits, label=label, k=1)
+        optimizer_factory().minimize(loss)
+    return main, startup, image, label, loss, acc
+
+
+def housing_batches(batch_size=20, epochs=1):
+    reader = paddle.batch(paddle.dataset.uci_housing.train(), batch_size)
+    for _ in range(epochs):
+        for data in reader():
+            x = np.array([d[0] for d in data], dtype="float32")
+            y = np.array([d[1] for d in data], dtype="float32")
+            yield x, y
+
+
+def train(main, startup, feeds, fetch, scope=None):
+    """Run startup then one step per feed dict; returns the fetched values of every step."""
+    scope = scope or paddle.static.Scope()
+    exe = paddle.static.Executor(paddle.CPUPlace())
+    exe.run(startup, scope=scope)
+    return [exe.run(main, feed=f, fetch_list=fetch, scope=scope) for f in feeds], scope
