@@ -80,7 +80,7 @@ def _append_grad_ops(block: Block, targets, sources: set[str], no_grad: set[str]
     for op in reversed(forward):
         if any(n in needed for n in op.output_arg_names) and any(n in requires for n in op.input_arg_names):
             path.append(op)
-            needed |= set(op.input_arg_names)
+            needed |= {n for n in op.input_arg_names if n in requires}
     # step 2: seed the target gradients
     for t in targets:
         if t.name not in requires and t.name not in sources:
