@@ -20,12 +20,13 @@ def _read_idx(path: str, header: int) -> np.ndarray:
 
 
 def _synthetic(part: str) -> tuple[np.ndarray, np.ndarray]:
-    """Ten fixed random prototypes; each sample is its class prototype plus noise, so the classes are
-    separable but not trivially so."""
-    protos = np.random.default_rng(784).uniform(-1.0, 1.0, size=(10, 784))
+    """Ten fixed prototypes close to a shared pattern; each sample is its class prototype plus strong
+    noise, so the classes are separable but take some training to tell apart."""
+    base_rng = np.random.default_rng(784)
+    protos = base_rng.uniform(-0.5, 0.5, size=784) + 0.08 * base_rng.normal(size=(10, 784))
     rng = np.random.default_rng(0 if part == "train" else 1)
     labels = rng.integers(0, 10, size=_SYNTHETIC_ROWS[part])
-    images = np.clip(protos[labels] + rng.normal(0.0, 0.7, size=(len(labels), 784)), -1.0, 1.0)
+    images = np.clip(protos[labels] + rng.normal(0.0, 0.5, size=(len(labels), 784)), -1.0, 1.0)
     return images.astype(np.float32), labels.astype(np.int64)
 
 
