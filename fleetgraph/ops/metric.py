@@ -1,0 +1,66 @@
+"""Metric ops: top_k over the last axis and the top-k classification accuracy."""
+
+from __future__ import annotations
+
+from ..ir import InferContext, make_grad_op, register_op
+from ..ir.errors import fmt_shape
+
+# -- top_k ----------------------------------------------------------------------------------------
+
+
+def _top_k_infer(ctx: InferContext) -> None:
+    x, k = ctx.input_var("X"), ctx.attr("k")
+    if not x.shape:
+        raise ctx.error(f"X '{x.name}' is a scalar; expected rank >= 1")
+    if k < 1 or (x.shape[-1] >= 0 and k > x.shape[-1]):
+        raise ctx.error(f"k {k}: expected 1 <= k <= {x.shape[-1]}, the last dim of X '{x.name}' {fmt_shape(x.shape)}")
+    shape = x.shape[:-1] + (k,)
+    ctx.set_output("Out", shape, x.dtype, lod_level=x.lod_level)
+    ctx.set_output("Indices", shape, "int64", lod_level=x.lod_level)
+
+
+def _top_k(xp, x, *, k):
+    """The k largest along the last axis, largest first; ties keep the lower index first."""
+    idx = xp.ascontiguousarray(xp.argsort(-x, axis=-1, kind="stable")[..., :k])
+    return xp.take_along_axis(x, idx, axis=-1), idx.astype("int64")
+
+
+def _top_k_grad(xp, x, indices, dout, *, k):
+    dx = xp.zeros_like(x)
+    xp.put_along_axis(dx, indices, dout, axis=-1)
+    return dx
+
+
+register_op("top_k", inputs=("X",), outputs=("Out", "Indices"), attrs={"k": 1}, infer_shape=_top_k_infer,
+            grad=make_grad_op(inputs=("X", "Indices", "Out@GRAD"), outputs=("X@GRAD",)), kernel=_top_k)
+register_op("top_k_grad", inputs=("X", "Indices", "Out@GRAD"), outputs=("X@GRAD",), attrs={"k": 1},
+            kernel=_top_k_grad)
+
+# -- accuracy -------------------------------------------------------------------------------------
+
+
+def _accuracy_infer(ctx: InferContext) -> None:
+    out, idx, label = ctx.input_var("Out"), ctx.input_var("Indices"), ctx.input_var("Label")
+    ctx.check_rank("Indices", (2,))
+    if out.shape != idx.shape:
+        raise ctx.error(f"Out '{out.name}' {fmt_shape(out.shape)} and Indices '{idx.name}' {fmt_shape(idx.shape)}: "
+                        "expected the same [batch, k] shape")
+    n = idx.shape[0]
+    if len(label.shape) != 2 or label.shape[1] != 1 or (n >= 0 and label.shape[0] >= 0 and label.shape[0] != n):
+        raise ctx.error(f"Label '{label.name}': expected shape [{n}, 1] (one class id per row of Indices "
+                        f"'{idx.name}' {fmt_shape(idx.shape)}), got {fmt_shape(label.shape)}")
+    ctx.set_output("Accuracy", (1,), "float32")
+    ctx.set_output("Correct", (1,), "int32")
+    ctx.set_output("Total", (1,), "int32")
+
+
+def _accuracy(xp, out, indices, label):
+    """A row is correct when its label is among its k indices."""
+    n = indices.shape[0]
+    correct = (indices == label.reshape(n, 1).astype(indices.dtype)).any(axis=1).sum().astype("int32").reshape(1)
+    accuracy = correct.astype("float32") / xp.float32(max(n, 1))
+    return accuracy, correct, xp.full((1,), n, dtype="int32")
+
+
+register_op("accuracy", inputs=("Out", "Indices", "Label"), outputs=("Accuracy", "Correct", "Total"),
+            infer_shape=_accuracy_infer, kernel=_accuracy)
