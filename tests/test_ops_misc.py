@@ -1,0 +1,72 @@
+"""Random ops, initializers, ParamAttr and Variable's arithmetic operators."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import fleetgraph as paddle
+import fleetgraph.fluid as fluid
+from fleetgraph.ir import Program, op_summary, program_guard, unique_name
+
+
+def _init(initializer, shape, seed=5):
+    """The value an initializer gives a parameter of `shape`."""
+    main, startup = Program(), Program()
+    startup.random_seed = seed
+    with program_guard(main, startup), unique_name.guard():
+        param = fluid.layers.create_parameter(shape, "float32", attr=fluid.ParamAttr(name="p", initializer=initializer))
+    scope = paddle.static.Scope()
+    paddle.static.Executor().run(startup, scope=scope)
+    return np.array(scope.vars[param.name]), startup
+
+
+def test_random_ops_are_seeded_and_in_range():
+    a, _ = _init(fluid.initializer.Uniform(-0.5, 0.25), [200, 50])
+    b, _ = _init(fluid.initializer.Uniform(-0.5, 0.25), [200, 50])
+    np.testing.assert_array_equal(a, b)
+    assert a.min() >= -0.5 and a.max() < 0.25 and abs(a.mean() + 0.125) < 0.01
+    n, _ = _init(fluid.initializer.Normal(1.0, 2.0), [200, 50])
+    assert abs(n.mean() - 1.0) < 0.1 and abs(n.std() - 2.0) < 0.1
+    t, _ = _init(paddle.nn.initializer.TruncatedNormal(0.0, 1.0), [200, 50])
+    assert np.abs(t).max() <= 2.0 and abs(t.std() - 0.88) < 0.05  # std of N(0,1) cut at 2 sigma
+    other, _ = _init(fluid.initializer.Uniform(-0.5, 0.25), [200, 50], seed=6)
+    assert not np.array_equal(a, other)
+
+
+def test_xavier_and_msra_use_fan_in_and_fan_out():
+    x, startup = _init(fluid.initializer.Xavier(), [300, 100])
+    limit = math.sqrt(6.0 / 400)
+    assert op_summary(startup) == "block0: uniform_random"
+    assert startup.global_block().ops[0].attrs["max"] == pytest.approx(limit)
+    assert x.max() <= limit and x.max() > 0.95 * limit
+    k, _ = _init(paddle.nn.initializer.KaimingNormal(), [8, 4, 3, 3])  # conv filter: fan_in = 4 * 9
+    assert abs(k.std() - math.sqrt(2.0 / 36)) < 0.03
+    c, _ = _init(fluid.initializer.Constant(0.25), [3])
+    assert c.tolist() == [0.25, 0.25, 0.25]
+
+
+def test_param_attr_names_and_freezes_parameters():
+    main, startup = Program(), Program()
+    with program_guard(main, startup), unique_name.guard():
+        x = fluid.layers.data(name="x", shape=[4])
+        fluid.layers.fc(x, 2, param_attr=fluid.ParamAttr(name="my_w", trainable=False), bias_attr=False)
+    params = main.all_parameters()
+    assert [p.name for p in params] == ["my_w"] and not params[0].trainable and params[0].stop_gradient
+    assert op_summary(main) == "block0: mul"
+
+
+def test_variable_operators_append_elementwise_and_scale_ops():
+    main = Program()
+    with program_guard(main, Program()):
+        a = paddle.static.data(name="a", shape=[2])
+        b = paddle.static.data(name="b", shape=[2])
+        out = (a + b) * 2.0 - a / b + 1.0 - (-a)
+    assert op_summary(main) == ("block0: elementwise_add scale elementwise_div elementwise_sub scale scale "
+                                "elementwise_sub")
+    got, = paddle.static.Executor().run(main, feed={"a": np.array([1.0, 2.0], "float32"),
+                                                    "b": np.array([4.0, 8.0], "float32")},
+                                        fetch_list=[out], scope=paddle.static.Scope())
+    np.testing.assert_allclose(got, [(1 + 4) * 2 - 1 / 4 + 1 + 1, (2 + 8) * 2 - 2 / 8 + 1 + 2])
