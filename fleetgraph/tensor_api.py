@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from . import layers
-from .layers._apply import apply_op
+from .layers.math import abs, exp, log, sign, sqrt, square, tanh  # noqa: F401  (the 2.x names are the same)
 from .layers.tensor import fill_constant
 
 
@@ -82,34 +82,6 @@ def zeros(shape, dtype="float32", name=None):
 
 def ones(shape, dtype="float32", name=None):
     return fill_constant(shape, dtype, 1.0, name=name)
-
-
-def square(x, name=None):
-    return apply_op("square", {"X": [x]}, name=name)
-
-
-def sqrt(x, name=None):
-    return apply_op("sqrt", {"X": [x]}, name=name)
-
-
-def exp(x, name=None):
-    return apply_op("exp", {"X": [x]}, name=name)
-
-
-def log(x, name=None):
-    return apply_op("log", {"X": [x]}, name=name)
-
-
-def abs(x, name=None):
-    return apply_op("abs", {"X": [x]}, name=name)
-
-
-def sign(x, name=None):
-    return apply_op("sign", {"X": [x]}, name=name)
-
-
-def tanh(x, name=None):
-    return apply_op("tanh", {"X": [x]}, name=name)
 
 
 def topk(x, k, axis=None, largest=True, sorted=True, name=None):
