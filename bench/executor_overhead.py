@@ -86,8 +86,10 @@ def mlp_steps_per_s(batch: int = 128, steps: int = 30) -> float:
         loss = paddle.nn.functional.cross_entropy(logits, label)
         paddle.optimizer.Adam(learning_rate=0.001).minimize(loss)
     rng = np.random.default_rng(0)
-    feed = {"image": rng.normal(size=(batch, 784)).astype("float32"),
-            "label": rng.integers(0, 10, size=(batch, 1)).astype("int64")}
+    feed = {
+        "image": rng.normal(size=(batch, 784)).astype("float32"),
+        "label": rng.integers(0, 10, size=(batch, 1)).astype("int64"),
+    }
     return _steps_per_s(main, startup, feed, loss, steps)
 
 
@@ -138,8 +140,9 @@ def main() -> None:
                 print(f"{FRAMEWORK:>10}  {LABELS[key]:<50} {value:10.2f}")
         return
     env = dict(os.environ, BENCH_FRAMEWORK="paddle", GLOG_minloglevel="2")
-    theirs_text = subprocess.run([args.compare, os.path.abspath(__file__), "--json"], env=env, check=True,
-                                 capture_output=True, text=True).stdout
+    theirs_text = subprocess.run(
+        [args.compare, os.path.abspath(__file__), "--json"], env=env, check=True, capture_output=True, text=True
+    ).stdout
     theirs = json.loads(theirs_text.strip().splitlines()[-1])
     ours = measure()
     print(f"{'figure':<50} {'fleetgraph':>11} {'paddle':>11} {'ratio':>7}")

@@ -3,16 +3,52 @@
 `import fleetgraph as paddle` and `import fleetgraph.fluid as fluid` run Paddle static-graph scripts.
 """
 
-from . import ops  # noqa: F401  (registers every op)
-from . import dataset, initializer, layers, metric, nn, optimizer, reader, regularizer, static, utils
+from . import (
+    dataset,
+    initializer,
+    layers,
+    metric,
+    nn,
+    ops,  # noqa: F401  (registers every op)
+    optimizer,
+    reader,
+    regularizer,
+    static,
+    utils,
+)
 from .executor import CPUPlace, CUDAPlace, Executor, Scope, global_scope
 from .executor import seed as _seed_generator
 from .ir import FleetgraphError, Program, default_main_program, default_startup_program
 from .param_attr import ParamAttr
 from .reader import batch
-from .tensor_api import (abs, add, add_n, cast, concat, divide, exp, flatten, full, log, matmul, mean, multiply,
-                         ones, reshape, scale, sign, split, sqrt, square, subtract, sum, tanh, topk, transpose,
-                         zeros)
+from .tensor_api import (
+    abs,
+    add,
+    add_n,
+    cast,
+    concat,
+    divide,
+    exp,
+    flatten,
+    full,
+    log,
+    matmul,
+    mean,
+    multiply,
+    ones,
+    reshape,
+    scale,
+    sign,
+    split,
+    sqrt,
+    square,
+    subtract,
+    sum,
+    tanh,
+    topk,
+    transpose,
+    zeros,
+)
 
 __version__ = "0.1.0"
 
@@ -43,10 +79,55 @@ def seed(value: int) -> None:
 from . import fluid  # noqa: E402  (fluid re-exports the modules above)
 
 __all__ = [
-    "CPUPlace", "CUDAPlace", "Executor", "ParamAttr", "Program", "Scope", "abs", "add", "add_n", "batch", "cast",
-    "concat", "dataset", "default_main_program", "default_startup_program", "disable_static", "divide",
-    "enable_static", "exp", "flatten", "fluid", "full", "global_scope", "in_dynamic_mode", "initializer", "layers",
-    "log", "matmul", "mean", "metric", "multiply", "nn", "ones", "optimizer", "reader", "regularizer", "reshape",
-    "scale", "seed", "sign", "split", "sqrt", "square", "static", "subtract", "sum", "tanh", "topk", "transpose",
-    "utils", "zeros",
+    "CPUPlace",
+    "CUDAPlace",
+    "Executor",
+    "ParamAttr",
+    "Program",
+    "Scope",
+    "abs",
+    "add",
+    "add_n",
+    "batch",
+    "cast",
+    "concat",
+    "dataset",
+    "default_main_program",
+    "default_startup_program",
+    "disable_static",
+    "divide",
+    "enable_static",
+    "exp",
+    "flatten",
+    "fluid",
+    "full",
+    "global_scope",
+    "in_dynamic_mode",
+    "initializer",
+    "layers",
+    "log",
+    "matmul",
+    "mean",
+    "metric",
+    "multiply",
+    "nn",
+    "ones",
+    "optimizer",
+    "reader",
+    "regularizer",
+    "reshape",
+    "scale",
+    "seed",
+    "sign",
+    "split",
+    "sqrt",
+    "square",
+    "static",
+    "subtract",
+    "sum",
+    "tanh",
+    "topk",
+    "transpose",
+    "utils",
+    "zeros",
 ]

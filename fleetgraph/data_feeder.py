@@ -16,16 +16,20 @@ class DataFeeder:
         ]
         for v in self.feed_vars:
             if v.lod_level > 0:
-                raise FleetgraphError(f"DataFeeder: {v.name!r} has lod_level {v.lod_level}; variable-length "
-                                      "sequences are not supported by DataFeeder, feed padded arrays instead")
+                raise FleetgraphError(
+                    f"DataFeeder: {v.name!r} has lod_level {v.lod_level}; variable-length "
+                    "sequences are not supported by DataFeeder, feed padded arrays instead"
+                )
         self.place = place
 
     def feed(self, minibatch) -> dict[str, np.ndarray]:
         """One array per variable: its samples stacked, shaped like the variable, in its dtype."""
         columns = list(zip(*minibatch))
         if len(columns) != len(self.feed_vars):
-            raise FleetgraphError(f"DataFeeder: each sample has {len(columns)} fields, expected "
-                                  f"{len(self.feed_vars)} ({', '.join(v.name for v in self.feed_vars)})")
+            raise FleetgraphError(
+                f"DataFeeder: each sample has {len(columns)} fields, expected "
+                f"{len(self.feed_vars)} ({', '.join(v.name for v in self.feed_vars)})"
+            )
         return {v.name: self._column(v, col) for v, col in zip(self.feed_vars, columns)}
 
     @staticmethod
@@ -35,8 +39,9 @@ class DataFeeder:
         try:
             return array.reshape(sample_shape)
         except ValueError:
-            raise ShapeError(f"DataFeeder: {var.name!r} expected samples of shape {list(var.shape[1:])}, "
-                             f"got {list(array.shape[1:])}") from None
+            raise ShapeError(
+                f"DataFeeder: {var.name!r} expected samples of shape {list(var.shape[1:])}, got {list(array.shape[1:])}"
+            ) from None
 
     def feed_parallel(self, iterable, num_places=None):
         return [self.feed(mb) for mb in iterable]

@@ -41,8 +41,11 @@ class Constant(Initializer):
         self.value = float(value)
 
     def append_init_op(self, var, block):
-        return block.append_op("fill_constant", outputs={"Out": [var]},
-                               attrs={"shape": list(var.shape), "value": self.value, "dtype": var.dtype})
+        return block.append_op(
+            "fill_constant",
+            outputs={"Out": [var]},
+            attrs={"shape": list(var.shape), "value": self.value, "dtype": var.dtype},
+        )
 
 
 class Uniform(Initializer):

@@ -4,8 +4,16 @@ from __future__ import annotations
 
 
 class ParamAttr:
-    def __init__(self, name=None, initializer=None, learning_rate=1.0, regularizer=None, trainable=True,
-                 do_model_average=True, need_clip=True) -> None:
+    def __init__(
+        self,
+        name=None,
+        initializer=None,
+        learning_rate=1.0,
+        regularizer=None,
+        trainable=True,
+        do_model_average=True,
+        need_clip=True,
+    ) -> None:
         self.name = name
         self.initializer = initializer
         self.learning_rate = learning_rate
@@ -13,7 +21,7 @@ class ParamAttr:
         self.trainable = trainable
 
     @staticmethod
-    def _to_attr(arg) -> "ParamAttr | bool":
+    def _to_attr(arg) -> ParamAttr | bool:
         """None -> defaults; False -> no parameter (e.g. no bias); a name or initializer -> wrapped."""
         if arg is None or arg is True:
             return ParamAttr()

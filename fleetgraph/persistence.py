@@ -63,8 +63,9 @@ def load_vars(executor, dirname, main_program=None, vars=None, predicate=None, f
             raise FleetgraphError(f"load {path}: variable {var.name!r} is not in the file")
         value = arrays[var.name]
         if len(value.shape) != len(var.shape) or any(d >= 0 and d != s for d, s in zip(var.shape, value.shape)):
-            raise FleetgraphError(f"load {path}: {var.name!r} expected shape {list(var.shape)}, "
-                                  f"got {list(value.shape)}")
+            raise FleetgraphError(
+                f"load {path}: {var.name!r} expected shape {list(var.shape)}, got {list(value.shape)}"
+            )
         scope.vars[var.name] = value
 
 
@@ -83,9 +84,17 @@ def _names(items) -> list[str]:
     return [v.name if isinstance(v, Variable) else v for v in items]
 
 
-def save_inference_model(dirname, feeded_var_names, target_vars, executor, main_program=None,
-                         model_filename=None, params_filename=None, export_for_deployment=True,
-                         program_only=False) -> list[str]:
+def save_inference_model(
+    dirname,
+    feeded_var_names,
+    target_vars,
+    executor,
+    main_program=None,
+    model_filename=None,
+    params_filename=None,
+    export_for_deployment=True,
+    program_only=False,
+) -> list[str]:
     """Prune the program to the feeds and targets, then write it (JSON) and its parameters (.npz)."""
     program = main_program or default_main_program()
     feeds, fetches = _names(feeded_var_names), _names(target_vars)
@@ -118,8 +127,15 @@ def load_inference_model(dirname, executor, model_filename=None, params_filename
 
 def static_save_inference_model(path_prefix, feed_vars, fetch_vars, executor, program=None, **kwargs):
     dirname, base = os.path.split(path_prefix)
-    return save_inference_model(dirname or ".", feed_vars, fetch_vars, executor, program,
-                                model_filename=base + ".json", params_filename=base + ".npz")
+    return save_inference_model(
+        dirname or ".",
+        feed_vars,
+        fetch_vars,
+        executor,
+        program,
+        model_filename=base + ".json",
+        params_filename=base + ".npz",
+    )
 
 
 def static_load_inference_model(path_prefix, executor, **kwargs):

@@ -60,7 +60,7 @@ def flatten(x, start_axis=0, stop_axis=-1, name=None):
     rank = len(x.shape)
     stop = stop_axis + rank if stop_axis < 0 else stop_axis
     # reshape2's 0 copies the dim at the same index; dims after the merged range are listed
-    shape = [0] * start_axis + [-1] + list(x.shape[stop + 1:])
+    shape = [0] * start_axis + [-1] + list(x.shape[stop + 1 :])
     return layers.reshape(x, shape, name=name)
 
 

@@ -36,9 +36,9 @@ def test_summed_gradient_matches_numpy():
         x = paddle.static.data(name="x", shape=[2, 3])
         x.stop_gradient = False
         loss = paddle.sum(paddle.multiply(x, x) + x)
-        g, = gradients([loss], [x])
+        (g,) = gradients([loss], [x])
     data = np.arange(6, dtype="float32").reshape(2, 3)
-    out, = paddle.static.Executor().run(main, feed={"x": data}, fetch_list=[g], scope=paddle.static.Scope())
+    (out,) = paddle.static.Executor().run(main, feed={"x": data}, fetch_list=[g], scope=paddle.static.Scope())
     np.testing.assert_allclose(out, 2 * data + 1)
 
 
@@ -90,10 +90,10 @@ def test_unused_output_of_a_multi_output_op_gets_zero_gradient():
         x.stop_gradient = False
         a, b, c = paddle.split(x, 3, axis=1)
         loss = paddle.sum(a) + paddle.sum(paddle.square(c))
-        g, = gradients([loss], [x])
+        (g,) = gradients([loss], [x])
     assert "fill_zeros_like" in op_summary(main)
     data = np.arange(24, dtype="float32").reshape(4, 6)
-    out, = paddle.static.Executor().run(main, feed={"x": data}, fetch_list=[g], scope=paddle.static.Scope())
+    (out,) = paddle.static.Executor().run(main, feed={"x": data}, fetch_list=[g], scope=paddle.static.Scope())
     np.testing.assert_allclose(out, np.concatenate([np.ones((4, 2)), np.zeros((4, 2)), 2 * data[:, 4:]], axis=1))
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from models import fit_a_line_2x
 
 import fleetgraph as paddle
 from fleetgraph.ir import DTypeError, FleetgraphError, KernelError, Program, ShapeError, program_guard
-from models import fit_a_line_2x
 
 XB = np.ones((4, 13), dtype="float32")
 YB = np.ones((4, 1), dtype="float32")
@@ -36,7 +36,7 @@ def test_feed_of_wrong_dtype_names_the_variable(fit):
 
 def test_feed_of_a_list_is_converted_to_the_variable_dtype(fit):
     exe, scope, main, loss = fit
-    out, = exe.run(main, feed={"x": XB.tolist(), "y": YB.tolist()}, fetch_list=[loss], scope=scope)
+    (out,) = exe.run(main, feed={"x": XB.tolist(), "y": YB.tolist()}, fetch_list=[loss], scope=scope)
     assert out.dtype == np.float32 and out.shape == (1,)
 
 
@@ -70,15 +70,19 @@ def test_exception_inside_a_kernel_names_op_and_inputs():
         x = paddle.static.data(name="x", shape=[None, 3], dtype="float32")
         label = paddle.static.data(name="label", shape=[None, 1], dtype="int64")
         out = paddle.nn.functional.cross_entropy(x, label)
-    with pytest.raises(KernelError, match=r"op 0 \(softmax_with_cross_entropy\) .* Logits='x' \[2, 3\] float32, "
-                                          r"Label='label' \[2, 1\] int64: IndexError"):
-        paddle.static.Executor().run(main, feed={"x": np.ones((2, 3), "float32"),
-                                                 "label": np.array([[0], [7]], "int64")}, fetch_list=[out])
+    with pytest.raises(
+        KernelError,
+        match=r"op 0 \(softmax_with_cross_entropy\) .* Logits='x' \[2, 3\] float32, "
+        r"Label='label' \[2, 1\] int64: IndexError",
+    ):
+        paddle.static.Executor().run(
+            main, feed={"x": np.ones((2, 3), "float32"), "label": np.array([[0], [7]], "int64")}, fetch_list=[out]
+        )
 
 
 def test_fetched_values_are_copies(fit):
     exe, scope, main, loss = fit
-    w_before, = exe.run(main, feed={"x": XB, "y": YB}, fetch_list=["fc_0.w_0"], scope=scope)
+    (w_before,) = exe.run(main, feed={"x": XB, "y": YB}, fetch_list=["fc_0.w_0"], scope=scope)
     snapshot = w_before.copy()
     exe.run(main, feed={"x": XB, "y": YB}, scope=scope)
     np.testing.assert_array_equal(w_before, snapshot)

@@ -3,19 +3,31 @@
 from __future__ import annotations
 
 import pytest
+from models import fit_a_line_2x, fit_a_line_fluid, mlp
 
 import fleetgraph as paddle
 import fleetgraph.fluid as fluid
-from fleetgraph.ir import (FleetgraphError, OpRole, Program, ShapeError, UnknownNameError, VerifyError, op_summary,
-                           program_guard, unique_name, verify)
-from models import fit_a_line_2x, fit_a_line_fluid, mlp
+from fleetgraph.ir import (
+    FleetgraphError,
+    OpRole,
+    Program,
+    ShapeError,
+    UnknownNameError,
+    VerifyError,
+    op_summary,
+    program_guard,
+    unique_name,
+    verify,
+)
 
 
 def test_fit_a_line_op_sequence_matches_paddle_reference():
     main, startup, *_ = fit_a_line_fluid()
-    assert op_summary(main) == ("block0: mul elementwise_add elementwise_sub square reduce_mean fill_constant "
-                                "reduce_mean_grad square_grad elementwise_sub_grad elementwise_add_grad mul_grad "
-                                "sgd sgd")
+    assert op_summary(main) == (
+        "block0: mul elementwise_add elementwise_sub square reduce_mean fill_constant "
+        "reduce_mean_grad square_grad elementwise_sub_grad elementwise_add_grad mul_grad "
+        "sgd sgd"
+    )
     assert op_summary(startup) == "block0: uniform_random fill_constant fill_constant"
 
 
@@ -111,13 +123,19 @@ def test_shape_mismatch_is_raised_at_build_time_naming_op_and_variables():
     with program_guard(main, Program()):
         x = paddle.static.data(name="x", shape=[None, 13])
         w = paddle.static.data(name="w", shape=[12, 1])
-        with pytest.raises(ShapeError, match=r"mul: X 'x' \[-1, 13\] flattens to width 13 but Y 'w' \[12, 1\] "
-                                             r"has height 12"):
+        with pytest.raises(
+            ShapeError,
+            match=r"mul: X 'x' \[-1, 13\] flattens to width 13 but Y 'w' \[12, 1\] "
+            r"has height 12",
+        ):
             fluid.layers.mul(x, w)
         a = paddle.static.data(name="a", shape=[None, 3])
         b = paddle.static.data(name="b", shape=[None, 4])
-        with pytest.raises(ShapeError, match=r"elementwise_add: cannot broadcast Y 'b' and X 'a': \[-1, 4\] into "
-                                             r"\[-1, 3\]"):
+        with pytest.raises(
+            ShapeError,
+            match=r"elementwise_add: cannot broadcast Y 'b' and X 'a': \[-1, 4\] into "
+            r"\[-1, 3\]",
+        ):
             paddle.add(a, b)
 
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from op_cases import CASES, Case
 
 import fleetgraph.ops  # noqa: F401  (registers the ops)
 from fleetgraph.executor import Executor, Scope
 from fleetgraph.ir import Program, registered_ops
 from fleetgraph.transpiler import gradients
-from op_cases import CASES, Case
 
 # Ops checked elsewhere, with the test that covers them.
 COVERED_ELSEWHERE = {
@@ -27,8 +27,11 @@ ALL_CASES = [c for cases in CASES.values() for c in cases]
 
 
 def _forward_ops():
-    return {t: d for t, d in registered_ops().items() if not t.endswith("_grad") and d.kernel is not None
-            and not d.side_effect}
+    return {
+        t: d
+        for t, d in registered_ops().items()
+        if not t.endswith("_grad") and d.kernel is not None and not d.side_effect
+    }
 
 
 def test_every_forward_op_has_a_case():
@@ -59,13 +62,16 @@ def _build(case: Case):
         for i, v in enumerate(values):
             v = np.asarray(v)
             name = f"{slot.lower()}_{i}"
-            block.create_var(name, v.shape, v.dtype.name, is_data=True,
-                             stop_gradient=slot in case.no_grad or v.dtype.kind != "f")
+            block.create_var(
+                name, v.shape, v.dtype.name, is_data=True, stop_gradient=slot in case.no_grad or v.dtype.kind != "f"
+            )
             feed[name] = v
             names.append(name)
         ins[slot] = names
-    outs = {slot: [block.create_var(f"{slot.lower()}_out_{i}", dtype="float64").name for i in range(n)]
-            for slot, n in case.outputs.items()}
+    outs = {
+        slot: [block.create_var(f"{slot.lower()}_out_{i}", dtype="float64").name for i in range(n)]
+        for slot, n in case.outputs.items()
+    }
     op = block.append_op(case.op_type, ins, outs, case.attrs)
     return prog, block, op, feed, outs
 
@@ -111,8 +117,13 @@ def test_gradient_matches_central_differences(case: Case):
     loss = block.create_var("loss", (1,), "float64")
     block.append_op("sum", {"X": terms}, {"Out": [loss.name]})
     feed = {**feed, **weights}
-    wrt = [n for slot, names in op.inputs.items() if slot not in case.no_grad for n in names
-           if np.asarray(feed[n]).dtype.kind == "f"]
+    wrt = [
+        n
+        for slot, names in op.inputs.items()
+        if slot not in case.no_grad
+        for n in names
+        if np.asarray(feed[n]).dtype.kind == "f"
+    ]
     grads = gradients([loss], [block.var(n) for n in wrt])
     analytic = _run(prog, feed, [g.name for g in grads])
 

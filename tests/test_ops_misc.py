@@ -64,9 +64,13 @@ def test_variable_operators_append_elementwise_and_scale_ops():
         a = paddle.static.data(name="a", shape=[2])
         b = paddle.static.data(name="b", shape=[2])
         out = (a + b) * 2.0 - a / b + 1.0 - (-a)
-    assert op_summary(main) == ("block0: elementwise_add scale elementwise_div elementwise_sub scale scale "
-                                "elementwise_sub")
-    got, = paddle.static.Executor().run(main, feed={"a": np.array([1.0, 2.0], "float32"),
-                                                    "b": np.array([4.0, 8.0], "float32")},
-                                        fetch_list=[out], scope=paddle.static.Scope())
+    assert op_summary(main) == (
+        "block0: elementwise_add scale elementwise_div elementwise_sub scale scale elementwise_sub"
+    )
+    (got,) = paddle.static.Executor().run(
+        main,
+        feed={"a": np.array([1.0, 2.0], "float32"), "b": np.array([4.0, 8.0], "float32")},
+        fetch_list=[out],
+        scope=paddle.static.Scope(),
+    )
     np.testing.assert_allclose(got, [(1 + 4) * 2 - 1 / 4 + 1 + 1, (2 + 8) * 2 - 2 / 8 + 1 + 2])

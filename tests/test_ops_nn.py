@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from op_cases.nn import batch_stats, naive_batch_norm, naive_conv2d
 
 import fleetgraph.ops  # noqa: F401  (registers the ops)
 from fleetgraph.executor import Executor, Scope
 from fleetgraph.ir import KernelError, Program, ShapeError
 from fleetgraph.ops import SelectedRows
 from fleetgraph.transpiler import gradients
-from op_cases.nn import batch_stats, naive_batch_norm, naive_conv2d
 
 
 def _data(block, name, value, stop_gradient=False):
@@ -44,10 +44,12 @@ def _embedding_grad(op_type, ids, is_sparse, padding_idx=-1):
     prog = Program()
     block = prog.global_block()
     table = np.random.default_rng(0).uniform(-1, 1, (7, 3))
-    w, i = _data(block, "w", table), _data(block, "ids", ids)
+    w = _data(block, "w", table)
+    _data(block, "ids", ids)
     out = _out(block, "emb", "float64")
-    block.append_op(op_type, {"W": ["w"], "Ids": ["ids"]}, {"Out": [out.name]},
-                    {"is_sparse": is_sparse, "padding_idx": padding_idx})
+    block.append_op(
+        op_type, {"W": ["w"], "Ids": ["ids"]}, {"Out": [out.name]}, {"is_sparse": is_sparse, "padding_idx": padding_idx}
+    )
     weights = np.random.default_rng(1).uniform(0.5, 1.5, out.shape)
     loss, feed = _weighted_loss(block, out, weights)
     (grad,) = gradients([loss], [w])
@@ -55,10 +57,13 @@ def _embedding_grad(op_type, ids, is_sparse, padding_idx=-1):
     return grad, (value.item() if value.dtype == object else value), weights
 
 
-@pytest.mark.parametrize("op_type, ids", [
-    ("lookup_table", np.array([[[2], [5]], [[2], [0]]], dtype=np.int64)),
-    ("lookup_table_v2", np.array([[2, 5, 2], [0, 6, 5]], dtype=np.int64)),
-])
+@pytest.mark.parametrize(
+    "op_type, ids",
+    [
+        ("lookup_table", np.array([[[2], [5]], [[2], [0]]], dtype=np.int64)),
+        ("lookup_table_v2", np.array([[2, 5, 2], [0, 6, 5]], dtype=np.int64)),
+    ],
+)
 def test_sparse_embedding_grad_equals_dense_grad(op_type, ids):
     dense_var, dense, weights = _embedding_grad(op_type, ids, is_sparse=False)
     sparse_var, sparse, _ = _embedding_grad(op_type, ids, is_sparse=True)
@@ -83,8 +88,9 @@ def test_padding_idx_rows_look_up_zeros_and_get_no_gradient(is_sparse):
     prog = Program()
     block = prog.global_block()
     _data(block, "w", np.ones((5, 2))), _data(block, "ids", ids)
-    block.append_op("lookup_table_v2", {"W": ["w"], "Ids": ["ids"]}, {"Out": [_out(block, "o", "float64").name]},
-                    {"padding_idx": 3})
+    block.append_op(
+        "lookup_table_v2", {"W": ["w"], "Ids": ["ids"]}, {"Out": [_out(block, "o", "float64").name]}, {"padding_idx": 3}
+    )
     out = _run(prog, {"w": np.ones((5, 2)), "ids": ids}, ["o"])[0]
     np.testing.assert_array_equal(out[..., 0], (ids != 3).astype(float))
 
@@ -116,7 +122,8 @@ def _dropout_program(x, **attrs):
     prog = Program()
     block = prog.global_block()
     xv = _data(block, "x", x)
-    out, mask = _out(block, "out", "float64"), _out(block, "mask", "uint8")
+    out = _out(block, "out", "float64")
+    _out(block, "mask", "uint8")
     block.append_op("dropout", {"X": ["x"]}, {"Out": ["out"], "Mask": ["mask"]}, attrs)
     return prog, block, xv, out
 
@@ -134,8 +141,9 @@ def test_dropout_in_test_mode_scales_by_the_implementation(implementation, facto
 @pytest.mark.parametrize("implementation, kept_scale", [("downgrade_in_infer", 1.0), ("upscale_in_train", 1 / 0.7)])
 def test_dropout_training_mask_drives_output_and_gradient(implementation, kept_scale):
     x = np.random.default_rng(0).uniform(1, 2, (50, 40))
-    prog, block, xv, out = _dropout_program(x, dropout_prob=0.3, fix_seed=True, seed=7,
-                                            dropout_implementation=implementation)
+    prog, block, xv, out = _dropout_program(
+        x, dropout_prob=0.3, fix_seed=True, seed=7, dropout_implementation=implementation
+    )
     weights = np.random.default_rng(2).uniform(0.5, 1.5, x.shape)
     loss, feed = _weighted_loss(block, out, weights)
     (grad,) = gradients([loss], [xv])
@@ -167,16 +175,26 @@ def _bn_program(x_shape, is_test=False, momentum=0.9, **attrs):
     c = x_shape[1]
     for name in ("scale", "bias", "mean", "var"):
         block.create_var(name, (c,), "float64", persistable=True)
-    outs = {"Y": ["y"], "MeanOut": ["mean"], "VarianceOut": ["var"], "SavedMean": ["saved_mean"],
-            "SavedVariance": ["saved_var"]}
+    outs = {
+        "Y": ["y"],
+        "MeanOut": ["mean"],
+        "VarianceOut": ["var"],
+        "SavedMean": ["saved_mean"],
+        "SavedVariance": ["saved_var"],
+    }
     for n in ("y", "saved_mean", "saved_var"):
         _out(block, n, "float64")
-    block.append_op("batch_norm", {"X": ["x"], "Scale": ["scale"], "Bias": ["bias"], "Mean": ["mean"],
-                                   "Variance": ["var"]}, outs, {"is_test": is_test, "momentum": momentum, **attrs})
+    block.append_op(
+        "batch_norm",
+        {"X": ["x"], "Scale": ["scale"], "Bias": ["bias"], "Mean": ["mean"], "Variance": ["var"]},
+        outs,
+        {"is_test": is_test, "momentum": momentum, **attrs},
+    )
     scope = Scope()
     rng = np.random.default_rng(3)
-    scope.vars.update(scale=rng.uniform(0.5, 2, c), bias=rng.uniform(-1, 1, c), mean=rng.uniform(-1, 1, c),
-                      var=rng.uniform(0.5, 2, c))
+    scope.vars.update(
+        scale=rng.uniform(0.5, 2, c), bias=rng.uniform(-1, 1, c), mean=rng.uniform(-1, 1, c), var=rng.uniform(0.5, 2, c)
+    )
     return prog, block, scope
 
 
@@ -216,10 +234,16 @@ def test_batch_norm_rejects_statistics_of_the_wrong_width():
     block.create_var("x", (-1, 4, 8, 8), "float32")
     for name, c in (("scale", 4), ("bias", 4), ("mean", 3), ("var", 4)):
         block.create_var(name, (c,), "float32")
-    with pytest.raises(ShapeError, match=r"batch_norm: Mean 'mean': expected shape \[4\] .*'x' \[-1, 4, 8, 8\].*"
-                                         r"got \[3\]"):
-        block.append_op("batch_norm", {"X": ["x"], "Scale": ["scale"], "Bias": ["bias"], "Mean": ["mean"],
-                                       "Variance": ["var"]}, {"Y": [_out(block, "y").name]})
+    with pytest.raises(
+        ShapeError,
+        match=r"batch_norm: Mean 'mean': expected shape \[4\] .*'x' \[-1, 4, 8, 8\].*"
+        r"got \[3\]",
+    ):
+        block.append_op(
+            "batch_norm",
+            {"X": ["x"], "Scale": ["scale"], "Bias": ["bias"], "Mean": ["mean"], "Variance": ["var"]},
+            {"Y": [_out(block, "y").name]},
+        )
 
 
 # -- conv2d ---------------------------------------------------------------------------------------
@@ -238,8 +262,9 @@ def _conv_program(x_shape, w_shape, dtype="float32", **attrs):
 def test_conv2d_shape_error_names_filter_and_input():
     with pytest.raises(ShapeError) as err:
         _conv_program((-1, 3, 32, 32), (8, 4, 3, 3))
-    assert str(err.value) == ("conv2d: Filter 'conv2d_0.w_0' [8, 4, 3, 3] expects 4 input channels (groups 1), "
-                              "got Input 'x' [-1, 3, 32, 32]")
+    assert str(err.value) == (
+        "conv2d: Filter 'conv2d_0.w_0' [8, 4, 3, 3] expects 4 input channels (groups 1), got Input 'x' [-1, 3, 32, 32]"
+    )
     with pytest.raises(ShapeError, match=r"not divisible by groups 3"):
         _conv_program((-1, 6, 8, 8), (8, 2, 3, 3), groups=3)
     with pytest.raises(ShapeError, match=r"does not fit Input 'x' \[-1, 3, 2, 2\]: output size \[0, 0\]"):
@@ -248,25 +273,31 @@ def test_conv2d_shape_error_names_filter_and_input():
         _conv_program((-1, 3, 8, 8), (4, 3, 3, 3), data_format="NHWC")
 
 
-@pytest.mark.parametrize("attrs, out_shape", [
-    ({}, (-1, 8, 30, 30)),
-    ({"paddings": [1, 1]}, (-1, 8, 32, 32)),
-    ({"strides": [2, 2], "paddings": [1, 1]}, (-1, 8, 16, 16)),
-    ({"padding_algorithm": "SAME", "strides": [3, 3]}, (-1, 8, 11, 11)),
-    ({"dilations": [2, 2]}, (-1, 8, 28, 28)),
-    ({"paddings": [0, 1, 2, 3]}, (-1, 8, 31, 35)),
-])
+@pytest.mark.parametrize(
+    "attrs, out_shape",
+    [
+        ({}, (-1, 8, 30, 30)),
+        ({"paddings": [1, 1]}, (-1, 8, 32, 32)),
+        ({"strides": [2, 2], "paddings": [1, 1]}, (-1, 8, 16, 16)),
+        ({"padding_algorithm": "SAME", "strides": [3, 3]}, (-1, 8, 11, 11)),
+        ({"dilations": [2, 2]}, (-1, 8, 28, 28)),
+        ({"paddings": [0, 1, 2, 3]}, (-1, 8, 31, 35)),
+    ],
+)
 def test_conv2d_output_shape_keeps_the_unknown_batch(attrs, out_shape):
     _, block = _conv_program((-1, 3, 32, 32), (8, 3, 3, 3), **attrs)
     assert block.var("y").shape == out_shape
 
 
-@pytest.mark.parametrize("n, c, hw, m, k, attrs", [
-    (2, 4, (7, 6), 6, (3, 3), {"groups": 2, "strides": [2, 1], "paddings": [1, 2], "dilations": [1, 2]}),
-    (3, 3, (6, 6), 4, (1, 1), {"strides": [2, 2]}),
-    (1, 4, (5, 5), 4, (3, 3), {"groups": 4, "paddings": [1, 1]}),  # depthwise
-    (2, 2, (6, 5), 3, (2, 3), {"padding_algorithm": "SAME", "strides": [2, 2]}),
-])
+@pytest.mark.parametrize(
+    "n, c, hw, m, k, attrs",
+    [
+        (2, 4, (7, 6), 6, (3, 3), {"groups": 2, "strides": [2, 1], "paddings": [1, 2], "dilations": [1, 2]}),
+        (3, 3, (6, 6), 4, (1, 1), {"strides": [2, 2]}),
+        (1, 4, (5, 5), 4, (3, 3), {"groups": 4, "paddings": [1, 1]}),  # depthwise
+        (2, 2, (6, 5), 3, (2, 3), {"padding_algorithm": "SAME", "strides": [2, 2]}),
+    ],
+)
 def test_conv2d_groups_stride_padding_dilation_match_naive(n, c, hw, m, k, attrs):
     rng = np.random.default_rng(4)
     x = rng.standard_normal((n, c) + hw)
@@ -283,8 +314,12 @@ def test_conv2d_groups_stride_padding_dilation_match_naive(n, c, hw, m, k, attrs
     else:
         p = attrs.get("paddings", [0, 0])
         pads = (p[0], p[0], p[1], p[1])
-    args = dict(stride=attrs.get("strides", (1, 1)), pads=pads, dil=attrs.get("dilations", (1, 1)),
-                groups=attrs.get("groups", 1))
+    args = dict(
+        stride=attrs.get("strides", (1, 1)),
+        pads=pads,
+        dil=attrs.get("dilations", (1, 1)),
+        groups=attrs.get("groups", 1),
+    )
     np.testing.assert_allclose(got, naive_conv2d(x, w, **args), rtol=1e-10, atol=1e-10)
     # central differences of the naive convolution at a few elements of each input
     eps = 1e-6
@@ -307,7 +342,7 @@ def test_conv2d_grad_skips_the_input_gradient_nobody_needs():
     assert "Input@GRAD" not in grad_op.outputs and grad_op.outputs["Filter@GRAD"] == [dw.name]
     x = np.random.default_rng(0).standard_normal((2, 2, 5, 5))
     got = _run(prog, {"x": x, "conv2d_0.w_0": np.ones((3, 2, 3, 3)), **feed}, [dw.name])[0]
-    expected = sum(x[:, :, i:i + 3, j:j + 3].sum(axis=0) for i in range(3) for j in range(3))
+    expected = sum(x[:, :, i : i + 3, j : j + 3].sum(axis=0) for i in range(3) for j in range(3))
     np.testing.assert_allclose(got, np.broadcast_to(expected, (3, 2, 3, 3)))
 
 
@@ -323,15 +358,18 @@ def _pool_program(x_shape, **attrs):
     return prog, block
 
 
-@pytest.mark.parametrize("attrs, out_shape", [
-    ({"ksize": [2, 2], "strides": [2, 2]}, (-1, 16, 16, 16)),
-    ({"ksize": [3, 3], "strides": [2, 2], "paddings": [1, 1]}, (-1, 16, 16, 16)),
-    ({"ksize": [3, 3], "strides": [2, 2], "ceil_mode": True}, (-1, 16, 16, 16)),
-    ({"ksize": [3, 3], "strides": [2, 2]}, (-1, 16, 15, 15)),
-    ({"global_pooling": True, "pooling_type": "avg"}, (-1, 16, 1, 1)),
-    ({"adaptive": True, "ksize": [1, 1], "pooling_type": "avg"}, (-1, 16, 1, 1)),
-    ({"adaptive": True, "ksize": [5, 7]}, (-1, 16, 5, 7)),
-])
+@pytest.mark.parametrize(
+    "attrs, out_shape",
+    [
+        ({"ksize": [2, 2], "strides": [2, 2]}, (-1, 16, 16, 16)),
+        ({"ksize": [3, 3], "strides": [2, 2], "paddings": [1, 1]}, (-1, 16, 16, 16)),
+        ({"ksize": [3, 3], "strides": [2, 2], "ceil_mode": True}, (-1, 16, 16, 16)),
+        ({"ksize": [3, 3], "strides": [2, 2]}, (-1, 16, 15, 15)),
+        ({"global_pooling": True, "pooling_type": "avg"}, (-1, 16, 1, 1)),
+        ({"adaptive": True, "ksize": [1, 1], "pooling_type": "avg"}, (-1, 16, 1, 1)),
+        ({"adaptive": True, "ksize": [5, 7]}, (-1, 16, 5, 7)),
+    ],
+)
 def test_pool2d_output_shape_keeps_the_unknown_batch(attrs, out_shape):
     _, block = _pool_program((-1, 16, 32, 32), **attrs)
     assert block.var("y").shape == out_shape
@@ -363,12 +401,20 @@ def test_accuracy_counts_rows_whose_label_is_among_the_top_k():
     block = prog.global_block()
     block.create_var("logits", (-1, 4), "float32", is_data=True)
     block.create_var("label", (-1, 1), "int64", is_data=True)
-    for name, dtype in (("top", "float32"), ("idx", "int64"), ("acc", "float32"), ("correct", "int32"),
-                        ("total", "int32")):
+    for name, dtype in (
+        ("top", "float32"),
+        ("idx", "int64"),
+        ("acc", "float32"),
+        ("correct", "int32"),
+        ("total", "int32"),
+    ):
         block.create_var(name, dtype=dtype)
     block.append_op("top_k", {"X": ["logits"]}, {"Out": ["top"], "Indices": ["idx"]}, {"k": 2})
-    block.append_op("accuracy", {"Out": ["top"], "Indices": ["idx"], "Label": ["label"]},
-                    {"Accuracy": ["acc"], "Correct": ["correct"], "Total": ["total"]})
+    block.append_op(
+        "accuracy",
+        {"Out": ["top"], "Indices": ["idx"], "Label": ["label"]},
+        {"Accuracy": ["acc"], "Correct": ["correct"], "Total": ["total"]},
+    )
     assert block.var("idx").shape == (-1, 2) and block.var("acc").shape == (1,)
     logits = np.array([[0.1, 0.9, 0.5, 0.0], [0.8, 0.1, 0.0, 0.3], [0.2, 0.3, 0.1, 0.9]], np.float32)
     label = np.array([[2], [1], [3]], np.int64)
@@ -385,8 +431,9 @@ def test_top_k_rejects_k_larger_than_the_last_dim():
     block = prog.global_block()
     block.create_var("x", (-1, 3), "float32")
     with pytest.raises(ShapeError, match=r"top_k: k 4: expected 1 <= k <= 3, the last dim of X 'x' \[-1, 3\]"):
-        block.append_op("top_k", {"X": ["x"]}, {"Out": [_out(block, "o").name], "Indices": [_out(block, "i").name]},
-                        {"k": 4})
+        block.append_op(
+            "top_k", {"X": ["x"]}, {"Out": [_out(block, "o").name], "Indices": [_out(block, "i").name]}, {"k": 4}
+        )
 
 
 def test_top_k_gradient_reads_only_the_values_gradient():

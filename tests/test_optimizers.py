@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from models import fit_a_line_2x, train
 
 import fleetgraph as paddle
-from models import fit_a_line_2x, train
 
 RNG = np.random.default_rng(42)
 X = RNG.normal(size=(8, 13)).astype("float32")
@@ -37,7 +37,8 @@ def test_sgd_step_matches_numpy():
 @pytest.mark.parametrize("nesterov", [False, True])
 def test_momentum_step_matches_numpy(nesterov):
     (w, _), (gw, _), (w1, _), scope = _first_step(
-        paddle.optimizer.Momentum(learning_rate=0.1, momentum=0.9, use_nesterov=nesterov))
+        paddle.optimizer.Momentum(learning_rate=0.1, momentum=0.9, use_nesterov=nesterov)
+    )
     v = gw  # velocity starts at zero: v = 0.9 * 0 + g
     want = w - 0.1 * (gw + 0.9 * v) if nesterov else w - 0.1 * v
     np.testing.assert_allclose(w1, want, atol=1e-6)

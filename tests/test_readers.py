@@ -51,6 +51,7 @@ def test_uci_housing_synthetic_set_has_the_real_shape_and_says_so_once(monkeypat
     monkeypatch.setenv("FLEETGRAPH_DATA_HOME", str(tmp_path))
     monkeypatch.setenv("HOME", str(tmp_path))
     from fleetgraph.dataset import common, uci_housing
+
     monkeypatch.setattr(uci_housing, "_DATA", None)
     monkeypatch.setattr(common, "_warned", set())
     train = list(uci_housing.train()())
@@ -69,6 +70,7 @@ def test_uci_housing_reads_the_real_file_when_present(monkeypatch, tmp_path):
     (tmp_path / "uci_housing" / "housing.data").write_text("\n".join(" ".join(map(str, r)) for r in rows))
     monkeypatch.setenv("FLEETGRAPH_DATA_HOME", str(tmp_path))
     from fleetgraph.dataset import uci_housing
+
     monkeypatch.setattr(uci_housing, "_DATA", None)
     samples = list(uci_housing.train()()) + list(uci_housing.test()())
     feats = rows[:, :-1]

@@ -6,12 +6,11 @@ import json
 
 import numpy as np
 import pytest
+from models import fit_a_line_2x, housing_batches, mlp, train
 
 import fleetgraph as paddle
 import fleetgraph.fluid as fluid
-from fleetgraph.ir import (FleetgraphError, load_program, op_summary, program_from_json, program_to_json,
-                           save_program)
-from models import fit_a_line_2x, housing_batches, mlp, train
+from fleetgraph.ir import FleetgraphError, load_program, op_summary, program_from_json, program_to_json, save_program
 
 
 def test_json_round_trip_is_exact():
@@ -65,19 +64,20 @@ def test_persistables_round_trip_through_npz(tmp_path):
 
 def test_inference_model_is_pruned_to_feeds_and_fetches_and_predicts_the_same(tmp_path):
     main, startup, image, label, loss, acc = mlp(lambda: paddle.optimizer.SGD(0.1), hidden=(16,))
-    logits_name = next(op for op in main.global_block().ops if op.type == "softmax_with_cross_entropy").input("Logits")[0]
-    logits = main.global_block().var(logits_name)
+    swce = next(op for op in main.global_block().ops if op.type == "softmax_with_cross_entropy")
+    logits = main.global_block().var(swce.input("Logits")[0])
     exe = paddle.static.Executor()
     scope = paddle.static.Scope()
     data = np.random.default_rng(0).normal(size=(4, 784)).astype("float32")
     with paddle.static.scope_guard(scope):
         exe.run(startup)
-        want, = exe.run(main.clone(for_test=True), feed={"image": data, "label": np.zeros((4, 1), "int64")},
-                        fetch_list=[logits])
+        (want,) = exe.run(
+            main.clone(for_test=True), feed={"image": data, "label": np.zeros((4, 1), "int64")}, fetch_list=[logits]
+        )
         paddle.static.save_inference_model(str(tmp_path / "mlp"), [image], [logits], exe, program=main)
     with paddle.static.scope_guard(paddle.static.Scope()):
         program, feed_names, fetch_targets = paddle.static.load_inference_model(str(tmp_path / "mlp"), exe)
-        got, = exe.run(program, feed={feed_names[0]: data}, fetch_list=fetch_targets)
+        (got,) = exe.run(program, feed={feed_names[0]: data}, fetch_list=fetch_targets)
     assert feed_names == ["image"]
     assert op_summary(program) == "block0: mul elementwise_add relu mul elementwise_add"
     np.testing.assert_array_equal(got, want)

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
+from models import fit_a_line_2x, fit_a_line_fluid, housing_batches, mlp, train
 
 import fleetgraph as paddle
-from models import fit_a_line_2x, fit_a_line_fluid, housing_batches, mlp, train
 
 
 def _fit_losses(build, epochs=30, batch_size=8, **kw):
@@ -47,8 +47,11 @@ def _separable(n=1024, seed=0):
 def test_mlp_reaches_95_percent_training_accuracy():
     images, labels = _separable()
     main, startup, image, label, loss, acc = mlp(lambda: paddle.optimizer.Adam(learning_rate=0.001))
-    feeds = [{"image": images[i:i + 128], "label": labels[i:i + 128]}
-             for _ in range(3) for i in range(0, len(images), 128)]
+    feeds = [
+        {"image": images[i : i + 128], "label": labels[i : i + 128]}
+        for _ in range(3)
+        for i in range(0, len(images), 128)
+    ]
     results, scope = train(main, startup, feeds, [loss, acc])
     final_acc = np.mean([r[1][0] for r in results[-8:]])
     assert results[-1][0][0] < results[0][0][0]
@@ -56,9 +59,11 @@ def test_mlp_reaches_95_percent_training_accuracy():
 
 
 def test_optimizers_each_lower_the_loss():
-    for make in (lambda: paddle.optimizer.Momentum(learning_rate=0.001, momentum=0.9),
-                 lambda: paddle.optimizer.Momentum(learning_rate=0.001, momentum=0.9, use_nesterov=True),
-                 lambda: paddle.optimizer.Adam(learning_rate=0.1),
-                 lambda: paddle.optimizer.Adagrad(learning_rate=0.5)):
+    for make in (
+        lambda: paddle.optimizer.Momentum(learning_rate=0.001, momentum=0.9),
+        lambda: paddle.optimizer.Momentum(learning_rate=0.001, momentum=0.9, use_nesterov=True),
+        lambda: paddle.optimizer.Adam(learning_rate=0.1),
+        lambda: paddle.optimizer.Adagrad(learning_rate=0.5),
+    ):
         losses = _fit_losses(fit_a_line_2x, epochs=10, optimizer=make())
         assert losses[-20:].mean() < losses[:5].mean() / 2, (make().__class__.__name__, losses[:5], losses[-5:])

@@ -23,7 +23,8 @@ parser.add_argument("--save", metavar="DIR", help="write main.json, startup.json
 args = parser.parse_args()
 
 train_reader = paddle.batch(
-    paddle.reader.shuffle(paddle.dataset.uci_housing.train(), buf_size=500), batch_size=args.batch_size)
+    paddle.reader.shuffle(paddle.dataset.uci_housing.train(), buf_size=500), batch_size=args.batch_size
+)
 
 
 def train():
@@ -46,8 +47,9 @@ def train():
     first = None
     for epoch in range(args.epochs):
         for batch_id, batch_data in enumerate(train_reader()):
-            avg_loss_value, = exe.run(fluid.default_main_program(), feed=feeder.feed(batch_data),
-                                      fetch_list=[avg_loss])
+            (avg_loss_value,) = exe.run(
+                fluid.default_main_program(), feed=feeder.feed(batch_data), fetch_list=[avg_loss]
+            )
             first = first if first is not None else avg_loss_value[0]
             if (batch_id + 1) % 10 == 0 and epoch % 5 == 0:
                 print("Epoch: {0}, Batch: {1}, loss: {2}".format(epoch, batch_id, avg_loss_value[0]))

@@ -34,8 +34,10 @@ exe.run(paddle.static.default_startup_program())
 
 def batches(reader):
     for data in paddle.batch(reader, args.batch_size)():
-        yield {"image": np.stack([d[0] for d in data]).astype("float32"),
-               "label": np.array([[d[1]] for d in data], dtype="int64")}
+        yield {
+            "image": np.stack([d[0] for d in data]).astype("float32"),
+            "label": np.array([[d[1]] for d in data], dtype="int64"),
+        }
 
 
 for epoch in range(args.epochs):

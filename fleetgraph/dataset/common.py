@@ -23,5 +23,6 @@ def warn_synthetic(name: str, what: str) -> None:
         return
     _warned.add(name)
     where = " or ".join(search_paths(name, "..."))
-    print(f"fleetgraph.dataset.{name}: real data not found ({where}); using a SYNTHETIC stand-in: {what}",
-          file=sys.stderr)
+    print(
+        f"fleetgraph.dataset.{name}: real data not found ({where}); using a SYNTHETIC stand-in: {what}", file=sys.stderr
+    )

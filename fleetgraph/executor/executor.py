@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import weakref
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -56,10 +57,14 @@ class _Plan:
         self.steps = [_Step(i, op, xp) for i, op in enumerate(block.ops)]
         self.random_steps = [s for s in self.steps if s.seed]
         self.vars = block.vars
-        self.persist_outputs = sorted({
-            n for op in block.ops for n in op.output_arg_names
-            if (v := block._find_var_recursive(n)) is not None and v.persistable
-        })
+        self.persist_outputs = sorted(
+            {
+                n
+                for op in block.ops
+                for n in op.output_arg_names
+                if (v := block._find_var_recursive(n)) is not None and v.persistable
+            }
+        )
         self.block = block
 
     def run(self, env: dict, xp) -> None:

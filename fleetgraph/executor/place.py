@@ -29,9 +29,7 @@ class CUDAPlace(Place):
         self.device_id = int(device_id)
 
     def array_module(self):
-        raise RuntimeError(
-            f"CUDAPlace({self.device_id}): GPU kernels are not available in this build; use CPUPlace()"
-        )
+        raise RuntimeError(f"CUDAPlace({self.device_id}): GPU kernels are not available in this build; use CPUPlace()")
 
     def __repr__(self) -> str:
         return f"Place(gpu:{self.device_id})"

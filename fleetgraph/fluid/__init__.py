@@ -4,8 +4,7 @@ from .. import initializer, regularizer
 from ..data_feeder import DataFeeder
 from ..executor import Executor, Scope, global_scope, scope_guard
 from ..executor.place import CPUPlace, CUDAPlace
-from ..ir import Parameter, Program, Variable, default_main_program, default_startup_program, program_guard
-from ..ir import unique_name
+from ..ir import Parameter, Program, Variable, default_main_program, default_startup_program, program_guard, unique_name
 from ..layers.io import data as _static_data
 from ..layers.nn import embedding_v2 as embedding
 from ..param_attr import ParamAttr, WeightNormParamAttr
@@ -20,8 +19,31 @@ def data(name, shape, dtype="float32", lod_level=0):
 
 
 __all__ = [
-    "CPUPlace", "CUDAPlace", "CompiledProgram", "DataFeeder", "Executor", "ParamAttr", "Parameter", "Program",
-    "Scope", "Variable", "WeightNormParamAttr", "backward", "cpu_places", "data", "default_main_program",
-    "default_startup_program", "embedding", "global_scope", "gradients", "initializer", "io", "layers",
-    "optimizer", "program_guard", "regularizer", "scope_guard", "unique_name",
+    "CPUPlace",
+    "CUDAPlace",
+    "CompiledProgram",
+    "DataFeeder",
+    "Executor",
+    "ParamAttr",
+    "Parameter",
+    "Program",
+    "Scope",
+    "Variable",
+    "WeightNormParamAttr",
+    "backward",
+    "cpu_places",
+    "data",
+    "default_main_program",
+    "default_startup_program",
+    "embedding",
+    "global_scope",
+    "gradients",
+    "initializer",
+    "io",
+    "layers",
+    "optimizer",
+    "program_guard",
+    "regularizer",
+    "scope_guard",
+    "unique_name",
 ]

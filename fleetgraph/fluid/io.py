@@ -1,7 +1,23 @@
 """`fluid.io`: saving and loading variables and inference models."""
 
-from ..persistence import (load_inference_model, load_params, load_persistables, load_vars, save_inference_model,
-                           save_params, save_persistables, save_vars)
+from ..persistence import (
+    load_inference_model,
+    load_params,
+    load_persistables,
+    load_vars,
+    save_inference_model,
+    save_params,
+    save_persistables,
+    save_vars,
+)
 
-__all__ = ["load_inference_model", "load_params", "load_persistables", "load_vars", "save_inference_model",
-           "save_params", "save_persistables", "save_vars"]
+__all__ = [
+    "load_inference_model",
+    "load_params",
+    "load_persistables",
+    "load_vars",
+    "save_inference_model",
+    "save_params",
+    "save_persistables",
+    "save_vars",
+]

@@ -2,21 +2,53 @@
 
 from . import unique_name
 from .dtypes import DTYPES, convert_dtype
-from .errors import (DTypeError, FleetgraphError, KernelError, ShapeError, UnknownNameError,
-                     VerifyError)
-from .framework import (default_main_program, default_startup_program, program_guard,
-                        switch_main_program, switch_startup_program)
+from .errors import DTypeError, FleetgraphError, KernelError, ShapeError, UnknownNameError, VerifyError
+from .framework import (
+    default_main_program,
+    default_startup_program,
+    program_guard,
+    switch_main_program,
+    switch_startup_program,
+)
 from .program import Block, Operator, OpRole, Parameter, Program, Variable, VarType, op_summary
 from .registry import InferContext, OpDef, get_op_def, make_grad_op, register_op, registered_ops
-from .serialize import (load_arrays, load_program, program_from_json, program_to_json, save_arrays,
-                        save_program)
+from .serialize import load_arrays, load_program, program_from_json, program_to_json, save_arrays, save_program
 from .verify import verify
 
 __all__ = [
-    "Block", "DTYPES", "DTypeError", "FleetgraphError", "InferContext", "KernelError", "OpDef", "OpRole",
-    "Operator", "Parameter", "Program", "ShapeError", "UnknownNameError", "VarType", "Variable",
-    "VerifyError", "convert_dtype", "default_main_program", "default_startup_program", "get_op_def",
-    "load_arrays", "load_program", "make_grad_op", "op_summary", "program_from_json", "program_guard",
-    "program_to_json", "register_op", "registered_ops", "save_arrays", "save_program",
-    "switch_main_program", "switch_startup_program", "unique_name", "verify",
+    "Block",
+    "DTYPES",
+    "DTypeError",
+    "FleetgraphError",
+    "InferContext",
+    "KernelError",
+    "OpDef",
+    "OpRole",
+    "Operator",
+    "Parameter",
+    "Program",
+    "ShapeError",
+    "UnknownNameError",
+    "VarType",
+    "Variable",
+    "VerifyError",
+    "convert_dtype",
+    "default_main_program",
+    "default_startup_program",
+    "get_op_def",
+    "load_arrays",
+    "load_program",
+    "make_grad_op",
+    "op_summary",
+    "program_from_json",
+    "program_guard",
+    "program_to_json",
+    "register_op",
+    "registered_ops",
+    "save_arrays",
+    "save_program",
+    "switch_main_program",
+    "switch_startup_program",
+    "unique_name",
+    "verify",
 ]

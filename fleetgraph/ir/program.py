@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import contextlib
 import enum
-from typing import Any, Iterable, Iterator
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 import numpy as np
 
 from . import unique_name
 from .dtypes import convert_dtype
-from .errors import FleetgraphError, fmt_shape, unknown
+from .errors import FleetgraphError, unknown
 from .registry import COMMON_ATTRS, InferContext, get_op_def
 
 
@@ -99,8 +100,19 @@ class Variable:
 class Parameter(Variable):
     """A persistable, trainable variable of the global block, initialized by the startup program."""
 
-    def __init__(self, block, name, shape, dtype="float32", *, trainable=True, initializer=None,
-                 regularizer=None, optimize_attr=None, **kw) -> None:
+    def __init__(
+        self,
+        block,
+        name,
+        shape,
+        dtype="float32",
+        *,
+        trainable=True,
+        initializer=None,
+        regularizer=None,
+        optimize_attr=None,
+        **kw,
+    ) -> None:
         kw.setdefault("persistable", True)
         kw.setdefault("stop_gradient", not trainable)
         super().__init__(block, name, shape, dtype, **kw)
@@ -452,5 +464,3 @@ def _is_backward_or_optimize(op: Operator) -> bool:
 def op_summary(program: Program) -> str:
     """One line of op types per block, as in the reference dumps: 'block0: mul elementwise_add ...'."""
     return "\n".join(f"block{b.idx}: " + " ".join(op.type for op in b.ops) for b in program.blocks)
-
-

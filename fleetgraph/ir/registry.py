@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from .errors import ShapeError, fmt_shape, unknown
 
@@ -92,8 +93,18 @@ def register_op(
     if infer_shape is None and type.endswith("_grad"):
         infer_shape = infer_grad_shapes
     opdef = OpDef(
-        type, tuple(Slot.parse(s) for s in inputs), outs, dict(attrs or {}), infer_shape, grad, kernel,
-        dict(inplace or {}), side_effect, random, wants_outputs, host_only,
+        type,
+        tuple(Slot.parse(s) for s in inputs),
+        outs,
+        dict(attrs or {}),
+        infer_shape,
+        grad,
+        kernel,
+        dict(inplace or {}),
+        side_effect,
+        random,
+        wants_outputs,
+        host_only,
     )
     _REGISTRY[type] = opdef
     return opdef
@@ -144,8 +155,15 @@ class InferContext:
     def output_vars(self, slot: str) -> list[Variable]:
         return [self.block.var_recursive(n) for n in self.op.outputs.get(slot, [])]
 
-    def set_output(self, slot: str, shape, dtype: str | None = None, i: int = 0, lod_level: int | None = None,
-                   type: str | None = None):
+    def set_output(
+        self,
+        slot: str,
+        shape,
+        dtype: str | None = None,
+        i: int = 0,
+        lod_level: int | None = None,
+        type: str | None = None,
+    ):
         names = self.op.outputs.get(slot)
         if not names:
             return

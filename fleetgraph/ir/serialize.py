@@ -59,8 +59,15 @@ def _var_from_dict(block: Block, vd: dict, source: Program | None) -> Variable:
     if "parameter" not in vd:
         return Variable(block, vd["name"], vd["shape"], vd["dtype"], **kw)
     pd = vd["parameter"]
-    param = Parameter(block, vd["name"], vd["shape"], vd["dtype"], trainable=pd["trainable"],
-                      optimize_attr=pd.get("optimize_attr"), **kw)
+    param = Parameter(
+        block,
+        vd["name"],
+        vd["shape"],
+        vd["dtype"],
+        trainable=pd["trainable"],
+        optimize_attr=pd.get("optimize_attr"),
+        **kw,
+    )
     if source is not None and block.idx < len(source.blocks):
         original = source.blocks[block.idx].vars.get(param.name)
         if isinstance(original, Parameter):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .errors import VerifyError, close_matches
 from .program import Block, Program
-from .registry import COMMON_ATTRS, has_op, get_op_def, registered_ops
+from .registry import COMMON_ATTRS, get_op_def, has_op, registered_ops
 
 
 def verify(program: Program, feed_names=()) -> Program:
@@ -46,8 +46,12 @@ def _verify_block(program: Program, block: Block, feeds: set[str]) -> None:
                 if block._find_var_recursive(name) is None:
                     _fail(block, i, f"{where}: input {slot} names variable {name!r}, which does not exist")
                 if name not in available:
-                    _fail(block, i, f"{where}: input {slot} reads {name!r} before any op writes it "
-                          "(it is not fed and not persistable)")
+                    _fail(
+                        block,
+                        i,
+                        f"{where}: input {slot} reads {name!r} before any op writes it "
+                        "(it is not fed and not persistable)",
+                    )
         for slot, names in op.outputs.items():
             for name in names:
                 if block._find_var_recursive(name) is None:

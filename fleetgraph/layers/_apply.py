@@ -6,13 +6,29 @@ from ..ir.program import Variable
 from .helper import LayerHelper
 
 
-def apply_op(op_type: str, inputs: dict, attrs: dict | None = None, *, out_slot: str = "Out",
-             dtype: str | None = None, name: str | None = None, extra_outputs=()) -> Variable:
+def apply_op(
+    op_type: str,
+    inputs: dict,
+    attrs: dict | None = None,
+    *,
+    out_slot: str = "Out",
+    dtype: str | None = None,
+    name: str | None = None,
+    extra_outputs=(),
+) -> Variable:
     """Append `op_type` with a fresh output variable in `out_slot` (plus `extra_outputs` slots) and
     return the output."""
     helper = LayerHelper(op_type, name)
-    first = next(v for vs in inputs.values() for v in (vs if isinstance(vs, (list, tuple)) else [vs])
-                 if isinstance(v, Variable)) if inputs else None
+    first = (
+        next(
+            v
+            for vs in inputs.values()
+            for v in (vs if isinstance(vs, (list, tuple)) else [vs])
+            if isinstance(v, Variable)
+        )
+        if inputs
+        else None
+    )
     dtype = dtype or (first.dtype if first is not None else "float32")
     out = helper.create_variable_for_type_inference(dtype)
     outputs = {out_slot: [out]}

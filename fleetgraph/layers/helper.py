@@ -44,8 +44,9 @@ class LayerHelper:
         main = self.main_program.global_block()
         if main.has_var(name):
             return main.var(name)  # a shared parameter: reuse it
-        kw = dict(trainable=attr.trainable, regularizer=attr.regularizer,
-                  optimize_attr={"learning_rate": attr.learning_rate})
+        kw = dict(
+            trainable=attr.trainable, regularizer=attr.regularizer, optimize_attr={"learning_rate": attr.learning_rate}
+        )
         param = main.create_parameter(name, shape, dtype, initializer=init, **kw)
         startup = self.startup_program.global_block()
         if not startup.has_var(name):

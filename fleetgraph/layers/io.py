@@ -13,12 +13,20 @@ def data(name: str, shape, dtype="float32", lod_level: int = 0) -> Variable:
     return block.create_var(name, shape, dtype, lod_level=lod_level, is_data=True, stop_gradient=True)
 
 
-def fluid_data(name: str, shape, append_batch_size: bool = True, dtype="float32", lod_level: int = 0,
-               type=VarType.DENSE_TENSOR, stop_gradient: bool = True) -> Variable:
+def fluid_data(
+    name: str,
+    shape,
+    append_batch_size: bool = True,
+    dtype="float32",
+    lod_level: int = 0,
+    type=VarType.DENSE_TENSOR,
+    stop_gradient: bool = True,
+) -> Variable:
     """`fluid.layers.data`: a batch dimension is prepended unless the shape already has a -1 or None."""
     shape = [-1 if d is None else int(d) for d in shape]
     if append_batch_size and -1 not in shape:
         shape = [-1] + shape
     block = default_main_program().global_block()
-    return block.create_var(name, shape, dtype, lod_level=lod_level, is_data=True, stop_gradient=stop_gradient,
-                            type=type)
+    return block.create_var(
+        name, shape, dtype, lod_level=lod_level, is_data=True, stop_gradient=stop_gradient, type=type
+    )

@@ -15,23 +15,40 @@ def square_error_cost(input, label):
 
 def cross_entropy(input, label, soft_label=False, ignore_index=-100):
     """Cross entropy of probabilities `input` (after softmax), one value per sample."""
-    return apply_op("cross_entropy", {"X": [input], "Label": [label]},
-                    {"soft_label": soft_label, "ignore_index": ignore_index}, out_slot="Y")
+    return apply_op(
+        "cross_entropy",
+        {"X": [input], "Label": [label]},
+        {"soft_label": soft_label, "ignore_index": ignore_index},
+        out_slot="Y",
+    )
 
 
-def softmax_with_cross_entropy(logits, label, soft_label=False, ignore_index=-100, numeric_stable_mode=True,
-                               return_softmax=False, axis=-1):
+def softmax_with_cross_entropy(
+    logits, label, soft_label=False, ignore_index=-100, numeric_stable_mode=True, return_softmax=False, axis=-1
+):
     helper = LayerHelper("softmax_with_cross_entropy")
     softmax = helper.create_variable_for_type_inference(logits.dtype)
     loss = helper.create_variable_for_type_inference(logits.dtype)
-    helper.append_op("softmax_with_cross_entropy", {"Logits": [logits], "Label": [label]},
-                     {"Softmax": [softmax], "Loss": [loss]},
-                     {"soft_label": soft_label, "ignore_index": ignore_index, "axis": axis})
+    helper.append_op(
+        "softmax_with_cross_entropy",
+        {"Logits": [logits], "Label": [label]},
+        {"Softmax": [softmax], "Loss": [loss]},
+        {"soft_label": soft_label, "ignore_index": ignore_index, "axis": axis},
+    )
     return (loss, softmax) if return_softmax else loss
 
 
-def functional_cross_entropy(input, label, weight=None, ignore_index=-100, reduction="mean", soft_label=False,
-                             axis=-1, use_softmax=True, name=None):
+def functional_cross_entropy(
+    input,
+    label,
+    weight=None,
+    ignore_index=-100,
+    reduction="mean",
+    soft_label=False,
+    axis=-1,
+    use_softmax=True,
+    name=None,
+):
     """`paddle.nn.functional.cross_entropy`: softmax (unless use_softmax=False) + cross entropy + reduction."""
     if weight is not None:
         raise NotImplementedError("cross_entropy: per-class weight is not supported")

@@ -35,7 +35,8 @@ def _unary(op_type):
 
 
 relu, sigmoid, tanh, square, exp, log, sqrt, abs, sign = (
-    _unary(t) for t in ("relu", "sigmoid", "tanh", "square", "exp", "log", "sqrt", "abs", "sign"))
+    _unary(t) for t in ("relu", "sigmoid", "tanh", "square", "exp", "log", "sqrt", "abs", "sign")
+)
 
 
 def softmax(input, axis=-1, use_cudnn=False, name=None):
@@ -62,8 +63,12 @@ reduce_sum = _reduce("reduce_sum")
 
 
 def scale(x, scale=1.0, bias=0.0, bias_after_scale=True, act=None, name=None):
-    out = apply_op("scale", {"X": [x]}, {"scale": float(scale), "bias": float(bias),
-                                        "bias_after_scale": bias_after_scale}, name=name)
+    out = apply_op(
+        "scale",
+        {"X": [x]},
+        {"scale": float(scale), "bias": float(bias), "bias_after_scale": bias_after_scale},
+        name=name,
+    )
     return _act(out, act)
 
 
@@ -72,13 +77,18 @@ def sums(input, out=None):
 
 
 def matmul(x, y, transpose_x=False, transpose_y=False, alpha=1.0, name=None):
-    return apply_op("matmul", {"X": [x], "Y": [y]},
-                    {"transpose_X": transpose_x, "transpose_Y": transpose_y, "alpha": float(alpha)}, name=name)
+    return apply_op(
+        "matmul",
+        {"X": [x], "Y": [y]},
+        {"transpose_X": transpose_x, "transpose_Y": transpose_y, "alpha": float(alpha)},
+        name=name,
+    )
 
 
 def mul(x, y, x_num_col_dims=1, y_num_col_dims=1, name=None):
-    return apply_op("mul", {"X": [x], "Y": [y]}, {"x_num_col_dims": x_num_col_dims,
-                                                 "y_num_col_dims": y_num_col_dims}, name=name)
+    return apply_op(
+        "mul", {"X": [x], "Y": [y]}, {"x_num_col_dims": x_num_col_dims, "y_num_col_dims": y_num_col_dims}, name=name
+    )
 
 
 # -- Variable operators: x + y, x * 2.0, -x, ... -------------------------------------------------

@@ -31,12 +31,15 @@ def fc(input, size, num_flatten_dims=1, param_attr=None, bias_attr=None, act=Non
     for x, attr in zip(inputs, attrs):
         width = x.shape[num_flatten_dims:]
         if any(d < 0 for d in width):
-            raise FleetgraphError(f"fc: input '{x.name}' shape {list(x.shape)} has unknown dims after "
-                                  f"num_flatten_dims={num_flatten_dims}; expected them known")
+            raise FleetgraphError(
+                f"fc: input '{x.name}' shape {list(x.shape)} has unknown dims after "
+                f"num_flatten_dims={num_flatten_dims}; expected them known"
+            )
         w = helper.create_parameter(attr, [math.prod(width), size], x.dtype)
         out = helper.create_variable_for_type_inference(x.dtype)
-        helper.append_op("mul", {"X": [x], "Y": [w]}, {"Out": [out]},
-                         {"x_num_col_dims": num_flatten_dims, "y_num_col_dims": 1})
+        helper.append_op(
+            "mul", {"X": [x], "Y": [w]}, {"Out": [out]}, {"x_num_col_dims": num_flatten_dims, "y_num_col_dims": 1}
+        )
         products.append(out)
     pre_bias = products[0]
     if len(products) > 1:
@@ -56,88 +59,177 @@ def _embedding(op_type, input, size, is_sparse, is_distributed, padding_idx, par
     w = helper.create_parameter(param_attr, list(size), dtype)
     pad = -1 if padding_idx is None else (padding_idx if padding_idx >= 0 else size[0] + padding_idx)
     out = helper.create_variable_for_type_inference(dtype)
-    helper.append_op(op_type, {"W": [w], "Ids": [input]}, {"Out": [out]},
-                     {"is_sparse": is_sparse, "is_distributed": is_distributed, "padding_idx": pad})
+    helper.append_op(
+        op_type,
+        {"W": [w], "Ids": [input]},
+        {"Out": [out]},
+        {"is_sparse": is_sparse, "is_distributed": is_distributed, "padding_idx": pad},
+    )
     return out
 
 
-def embedding(input, size, is_sparse=False, is_distributed=False, padding_idx=None, param_attr=None,
-              dtype="float32"):
+def embedding(input, size, is_sparse=False, is_distributed=False, padding_idx=None, param_attr=None, dtype="float32"):
     """`fluid.layers.embedding`: ids of shape [..., 1] -> [..., size[1]] (lookup_table)."""
     return _embedding("lookup_table", input, size, is_sparse, is_distributed, padding_idx, param_attr, dtype)
 
 
-def embedding_v2(input, size, is_sparse=False, is_distributed=False, padding_idx=None, param_attr=None,
-                 dtype="float32"):
+def embedding_v2(
+    input, size, is_sparse=False, is_distributed=False, padding_idx=None, param_attr=None, dtype="float32"
+):
     """`fluid.embedding` / `paddle.static.nn.embedding`: ids of any shape -> ids.shape + [size[1]]."""
     return _embedding("lookup_table_v2", input, size, is_sparse, is_distributed, padding_idx, param_attr, dtype)
 
 
-def conv2d(input, num_filters, filter_size, stride=1, padding=0, dilation=1, groups=None, param_attr=None,
-           bias_attr=None, use_cudnn=True, act=None, name=None, data_format="NCHW"):
+def conv2d(
+    input,
+    num_filters,
+    filter_size,
+    stride=1,
+    padding=0,
+    dilation=1,
+    groups=None,
+    param_attr=None,
+    bias_attr=None,
+    use_cudnn=True,
+    act=None,
+    name=None,
+    data_format="NCHW",
+):
     helper = LayerHelper("conv2d", name)
     groups = groups or 1
     channels = input.shape[1]
     if channels < 0 or channels % groups:
-        raise FleetgraphError(f"conv2d: input '{input.name}' has {channels} channels; expected a known "
-                              f"multiple of groups={groups}")
+        raise FleetgraphError(
+            f"conv2d: input '{input.name}' has {channels} channels; expected a known multiple of groups={groups}"
+        )
     kh, kw = _pair(filter_size, "conv2d filter_size")[:2]
     std = math.sqrt(2.0 / (kh * kw * channels))
-    w = helper.create_parameter(param_attr, [num_filters, channels // groups, kh, kw], input.dtype,
-                                default_initializer=Normal(0.0, std))
+    w = helper.create_parameter(
+        param_attr, [num_filters, channels // groups, kh, kw], input.dtype, default_initializer=Normal(0.0, std)
+    )
     pre_bias = helper.create_variable_for_type_inference(input.dtype)
-    helper.append_op("conv2d", {"Input": [input], "Filter": [w]}, {"Output": [pre_bias]},
-                     {"strides": _pair(stride, "stride"), "paddings": _pair(padding, "padding"),
-                      "dilations": _pair(dilation, "dilation"), "groups": groups, "data_format": data_format})
+    helper.append_op(
+        "conv2d",
+        {"Input": [input], "Filter": [w]},
+        {"Output": [pre_bias]},
+        {
+            "strides": _pair(stride, "stride"),
+            "paddings": _pair(padding, "padding"),
+            "dilations": _pair(dilation, "dilation"),
+            "groups": groups,
+            "data_format": data_format,
+        },
+    )
     pre_act = helper.append_bias_op(pre_bias, bias_attr, dim_start=1, dim_end=2)
     return helper.append_activation(pre_act, act)
 
 
-def pool2d(input, pool_size=-1, pool_type="max", pool_stride=1, pool_padding=0, global_pooling=False,
-           use_cudnn=True, ceil_mode=False, name=None, exclusive=True, data_format="NCHW"):
+def pool2d(
+    input,
+    pool_size=-1,
+    pool_type="max",
+    pool_stride=1,
+    pool_padding=0,
+    global_pooling=False,
+    use_cudnn=True,
+    ceil_mode=False,
+    name=None,
+    exclusive=True,
+    data_format="NCHW",
+):
     if pool_type not in ("max", "avg"):
         raise FleetgraphError(f"pool2d: pool_type expected 'max' or 'avg', got {pool_type!r}")
     helper = LayerHelper("pool2d", name)
     out = helper.create_variable_for_type_inference(input.dtype)
     ksize = [1, 1] if global_pooling and pool_size == -1 else _pair(pool_size, "pool_size")
-    helper.append_op("pool2d", {"X": [input]}, {"Out": [out]},
-                     {"pooling_type": pool_type, "ksize": ksize, "strides": _pair(pool_stride, "pool_stride"),
-                      "paddings": _pair(pool_padding, "pool_padding"), "global_pooling": global_pooling,
-                      "ceil_mode": ceil_mode, "exclusive": exclusive, "data_format": data_format})
+    helper.append_op(
+        "pool2d",
+        {"X": [input]},
+        {"Out": [out]},
+        {
+            "pooling_type": pool_type,
+            "ksize": ksize,
+            "strides": _pair(pool_stride, "pool_stride"),
+            "paddings": _pair(pool_padding, "pool_padding"),
+            "global_pooling": global_pooling,
+            "ceil_mode": ceil_mode,
+            "exclusive": exclusive,
+            "data_format": data_format,
+        },
+    )
     return out
 
 
 def adaptive_avg_pool2d(x, output_size, data_format="NCHW", name=None):
     helper = LayerHelper("pool2d", name)
     out = helper.create_variable_for_type_inference(x.dtype)
-    helper.append_op("pool2d", {"X": [x]}, {"Out": [out]},
-                     {"pooling_type": "avg", "ksize": _pair(output_size, "output_size"), "adaptive": True,
-                      "data_format": data_format})
+    helper.append_op(
+        "pool2d",
+        {"X": [x]},
+        {"Out": [out]},
+        {
+            "pooling_type": "avg",
+            "ksize": _pair(output_size, "output_size"),
+            "adaptive": True,
+            "data_format": data_format,
+        },
+    )
     return out
 
 
-def batch_norm(input, act=None, is_test=False, momentum=0.9, epsilon=1e-05, param_attr=None, bias_attr=None,
-               data_layout="NCHW", in_place=False, name=None, moving_mean_name=None,
-               moving_variance_name=None, do_model_average_for_mean_and_var=True, use_global_stats=False):
+def batch_norm(
+    input,
+    act=None,
+    is_test=False,
+    momentum=0.9,
+    epsilon=1e-05,
+    param_attr=None,
+    bias_attr=None,
+    data_layout="NCHW",
+    in_place=False,
+    name=None,
+    moving_mean_name=None,
+    moving_variance_name=None,
+    do_model_average_for_mean_and_var=True,
+    use_global_stats=False,
+):
     helper = LayerHelper("batch_norm", name)
     c = input.shape[1] if data_layout == "NCHW" else input.shape[-1]
     scale = helper.create_parameter(param_attr, [c], input.dtype, default_initializer=Constant(1.0))
     bias = helper.create_parameter(bias_attr, [c], input.dtype, is_bias=True)
     mean = helper.create_parameter(
-        ParamAttr(name=moving_mean_name or unique_name.generate(f"{helper.name}.w"),
-                  initializer=Constant(0.0), trainable=False), [c], input.dtype)
+        ParamAttr(
+            name=moving_mean_name or unique_name.generate(f"{helper.name}.w"),
+            initializer=Constant(0.0),
+            trainable=False,
+        ),
+        [c],
+        input.dtype,
+    )
     var = helper.create_parameter(
-        ParamAttr(name=moving_variance_name or unique_name.generate(f"{helper.name}.w"),
-                  initializer=Constant(1.0), trainable=False), [c], input.dtype)
+        ParamAttr(
+            name=moving_variance_name or unique_name.generate(f"{helper.name}.w"),
+            initializer=Constant(1.0),
+            trainable=False,
+        ),
+        [c],
+        input.dtype,
+    )
     saved_mean = helper.create_variable_for_type_inference(input.dtype, stop_gradient=True)
     saved_var = helper.create_variable_for_type_inference(input.dtype, stop_gradient=True)
     out = helper.create_variable_for_type_inference(input.dtype)
-    helper.append_op("batch_norm", {"X": [input], "Scale": [scale], "Bias": [bias], "Mean": [mean],
-                                    "Variance": [var]},
-                     {"Y": [out], "MeanOut": [mean], "VarianceOut": [var], "SavedMean": [saved_mean],
-                      "SavedVariance": [saved_var]},
-                     {"momentum": momentum, "epsilon": epsilon, "is_test": is_test, "data_layout": data_layout,
-                      "use_global_stats": use_global_stats})
+    helper.append_op(
+        "batch_norm",
+        {"X": [input], "Scale": [scale], "Bias": [bias], "Mean": [mean], "Variance": [var]},
+        {"Y": [out], "MeanOut": [mean], "VarianceOut": [var], "SavedMean": [saved_mean], "SavedVariance": [saved_var]},
+        {
+            "momentum": momentum,
+            "epsilon": epsilon,
+            "is_test": is_test,
+            "data_layout": data_layout,
+            "use_global_stats": use_global_stats,
+        },
+    )
     return helper.append_activation(out, act)
 
 
@@ -147,9 +239,18 @@ def dropout(x, dropout_prob, is_test=False, seed=None, name=None, dropout_implem
         seed = default_main_program().random_seed
     out = helper.create_variable_for_type_inference(x.dtype)
     mask = helper.create_variable_for_type_inference("uint8", stop_gradient=True)
-    helper.append_op("dropout", {"X": [x]}, {"Out": [out], "Mask": [mask]},
-                     {"dropout_prob": float(dropout_prob), "is_test": is_test, "fix_seed": seed is not None,
-                      "seed": int(seed or 0), "dropout_implementation": dropout_implementation})
+    helper.append_op(
+        "dropout",
+        {"X": [x]},
+        {"Out": [out], "Mask": [mask]},
+        {
+            "dropout_prob": float(dropout_prob),
+            "is_test": is_test,
+            "fix_seed": seed is not None,
+            "seed": int(seed or 0),
+            "dropout_implementation": dropout_implementation,
+        },
+    )
     return out
 
 
@@ -168,6 +269,9 @@ def accuracy(input, label, k=1, correct=None, total=None, name=None):
     acc = helper.create_variable_for_type_inference("float32", stop_gradient=True)
     correct = correct or helper.create_variable_for_type_inference("int32", stop_gradient=True)
     total = total or helper.create_variable_for_type_inference("int32", stop_gradient=True)
-    helper.append_op("accuracy", {"Out": [values], "Indices": [indices], "Label": [label]},
-                     {"Accuracy": [acc], "Correct": [correct], "Total": [total]})
+    helper.append_op(
+        "accuracy",
+        {"Out": [values], "Indices": [indices], "Label": [label]},
+        {"Accuracy": [acc], "Correct": [correct], "Total": [total]},
+    )
     return acc

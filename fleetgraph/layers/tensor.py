@@ -39,14 +39,12 @@ def cast(x, dtype):
 
 
 def reshape(x, shape, actual_shape=None, act=None, inplace=False, name=None):
-    out = apply_op("reshape2", {"X": [x]}, {"shape": [int(d) for d in shape]}, name=name,
-                   extra_outputs=("XShape",))
+    out = apply_op("reshape2", {"X": [x]}, {"shape": [int(d) for d in shape]}, name=name, extra_outputs=("XShape",))
     return out if act is None else apply_op(act, {"X": [out]})
 
 
 def transpose(x, perm, name=None):
-    return apply_op("transpose2", {"X": [x]}, {"axis": [int(a) for a in perm]}, name=name,
-                    extra_outputs=("XShape",))
+    return apply_op("transpose2", {"X": [x]}, {"axis": [int(a) for a in perm]}, name=name, extra_outputs=("XShape",))
 
 
 def flatten(x, axis=1, name=None):

@@ -28,8 +28,13 @@ def dropout(x, p=0.5, axis=None, training=True, mode="upscale_in_train", name=No
 def embedding(x, weight, padding_idx=None, sparse=False, name=None):
     """Rows of `weight` picked by the ids in `x` (lookup_table_v2)."""
     pad = -1 if padding_idx is None else (padding_idx if padding_idx >= 0 else weight.shape[0] + padding_idx)
-    return apply_op("lookup_table_v2", {"W": [weight], "Ids": [x]},
-                    {"is_sparse": sparse, "padding_idx": pad}, dtype=weight.dtype, name=name)
+    return apply_op(
+        "lookup_table_v2",
+        {"W": [weight], "Ids": [x]},
+        {"is_sparse": sparse, "padding_idx": pad},
+        dtype=weight.dtype,
+        name=name,
+    )
 
 
 def _pool(x, kernel_size, stride, padding, pool_type, ceil_mode, name):
@@ -37,16 +42,38 @@ def _pool(x, kernel_size, stride, padding, pool_type, ceil_mode, name):
     return _nn.pool2d(x, kernel_size, pool_type, stride, padding, ceil_mode=ceil_mode, name=name)
 
 
-def max_pool2d(x, kernel_size, stride=None, padding=0, return_mask=False, ceil_mode=False, data_format="NCHW",
-               name=None):
+def max_pool2d(
+    x, kernel_size, stride=None, padding=0, return_mask=False, ceil_mode=False, data_format="NCHW", name=None
+):
     return _pool(x, kernel_size, stride, padding, "max", ceil_mode, name)
 
 
-def avg_pool2d(x, kernel_size, stride=None, padding=0, ceil_mode=False, exclusive=True, divisor_override=None,
-               data_format="NCHW", name=None):
+def avg_pool2d(
+    x,
+    kernel_size,
+    stride=None,
+    padding=0,
+    ceil_mode=False,
+    exclusive=True,
+    divisor_override=None,
+    data_format="NCHW",
+    name=None,
+):
     return _pool(x, kernel_size, stride, padding, "avg", ceil_mode, name)
 
 
-__all__ = ["adaptive_avg_pool2d", "avg_pool2d", "cross_entropy", "dropout", "embedding",
-           "max_pool2d", "mse_loss", "relu", "sigmoid", "softmax", "softmax_with_cross_entropy",
-           "square_error_cost", "tanh"]
+__all__ = [
+    "adaptive_avg_pool2d",
+    "avg_pool2d",
+    "cross_entropy",
+    "dropout",
+    "embedding",
+    "max_pool2d",
+    "mse_loss",
+    "relu",
+    "sigmoid",
+    "softmax",
+    "softmax_with_cross_entropy",
+    "square_error_cost",
+    "tanh",
+]

@@ -1,7 +1,23 @@
 """`paddle.nn.initializer`."""
 
-from ..initializer import (Constant, KaimingNormal, KaimingUniform, Normal, TruncatedNormal, Uniform, XavierNormal,
-                           XavierUniform)
+from ..initializer import (
+    Constant,
+    KaimingNormal,
+    KaimingUniform,
+    Normal,
+    TruncatedNormal,
+    Uniform,
+    XavierNormal,
+    XavierUniform,
+)
 
-__all__ = ["Constant", "KaimingNormal", "KaimingUniform", "Normal", "TruncatedNormal", "Uniform", "XavierNormal",
-           "XavierUniform"]
+__all__ = [
+    "Constant",
+    "KaimingNormal",
+    "KaimingUniform",
+    "Normal",
+    "TruncatedNormal",
+    "Uniform",
+    "XavierNormal",
+    "XavierUniform",
+]

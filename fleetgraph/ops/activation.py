@@ -9,11 +9,16 @@ from ._common import normalize_axis, same_shape
 def _unary(name, forward, backward=None, grad_uses="Out", attrs=None):
     """Register `name` and, when it has a derivative, `name_grad` taking `grad_uses` and Out@GRAD."""
     grad = make_grad_op(inputs=(grad_uses, "Out@GRAD"), outputs=("X@GRAD",)) if backward else None
-    register_op(name, inputs=("X",), outputs=("Out",), attrs=attrs, infer_shape=same_shape(), grad=grad,
-                kernel=forward)
+    register_op(name, inputs=("X",), outputs=("Out",), attrs=attrs, infer_shape=same_shape(), grad=grad, kernel=forward)
     if backward:
-        register_op(name + "_grad", inputs=(grad_uses, "Out@GRAD"), outputs=("X@GRAD",), attrs=attrs,
-                    infer_shape=same_shape(grad_uses, "X@GRAD"), kernel=backward)
+        register_op(
+            name + "_grad",
+            inputs=(grad_uses, "Out@GRAD"),
+            outputs=("X@GRAD",),
+            attrs=attrs,
+            infer_shape=same_shape(grad_uses, "X@GRAD"),
+            kernel=backward,
+        )
 
 
 def _sigmoid(xp, x):

@@ -16,9 +16,11 @@ def _check_label(ctx: InferContext, x_slot: str) -> tuple:
     soft = ctx.attr("soft_label")
     want = x.shape if soft else x.shape[:-1] + (1,)
     if len(label.shape) != len(want) or any(a >= 0 and b >= 0 and a != b for a, b in zip(label.shape, want)):
-        raise ctx.error(f"Label '{label.name}': expected shape {fmt_shape(want)} "
-                        f"({'soft' if soft else 'hard'} labels for {x_slot} {fmt_shape(x.shape)}), "
-                        f"got {fmt_shape(label.shape)}")
+        raise ctx.error(
+            f"Label '{label.name}': expected shape {fmt_shape(want)} "
+            f"({'soft' if soft else 'hard'} labels for {x_slot} {fmt_shape(x.shape)}), "
+            f"got {fmt_shape(label.shape)}"
+        )
     if not soft and label.dtype not in ("int64", "int32"):
         raise ctx.error(f"Label '{label.name}': expected int64 class ids, got {label.dtype}")
     return x.shape[:-1] + (1,), x.dtype
@@ -53,14 +55,24 @@ def _cross_entropy_grad(xp, x, label, dy, *, soft_label, ignore_index):
     return dx
 
 
-register_op("cross_entropy", inputs=("X", "Label"), outputs=("Y",), attrs=_CE_ATTRS,
-            infer_shape=_cross_entropy_infer,
-            grad=make_grad_op(inputs=("X", "Label", "Y@GRAD"), outputs=("X@GRAD",)), kernel=_cross_entropy)
-register_op("cross_entropy_grad", inputs=("X", "Label", "Y@GRAD"), outputs=("X@GRAD",), attrs=_CE_ATTRS,
-            kernel=_cross_entropy_grad)
+register_op(
+    "cross_entropy",
+    inputs=("X", "Label"),
+    outputs=("Y",),
+    attrs=_CE_ATTRS,
+    infer_shape=_cross_entropy_infer,
+    grad=make_grad_op(inputs=("X", "Label", "Y@GRAD"), outputs=("X@GRAD",)),
+    kernel=_cross_entropy,
+)
+register_op(
+    "cross_entropy_grad",
+    inputs=("X", "Label", "Y@GRAD"),
+    outputs=("X@GRAD",),
+    attrs=_CE_ATTRS,
+    kernel=_cross_entropy_grad,
+)
 
-_SWCE_ATTRS = {"soft_label": False, "ignore_index": -100, "numeric_stable_mode": True, "axis": -1,
-               "use_softmax": True}
+_SWCE_ATTRS = {"soft_label": False, "ignore_index": -100, "numeric_stable_mode": True, "axis": -1, "use_softmax": True}
 
 
 def _swce_infer(ctx: InferContext) -> None:
@@ -94,10 +106,15 @@ def _swce_grad(xp, label, softmax, dloss, *, soft_label, ignore_index, numeric_s
     return d * xp.where(mask, dloss, 0).astype(d.dtype)
 
 
-register_op("softmax_with_cross_entropy", inputs=("Logits", "Label"), outputs=("Softmax", "Loss"),
-            attrs=_SWCE_ATTRS, infer_shape=_swce_infer,
-            grad=make_grad_op(inputs=("Label", "Softmax", "Loss@GRAD"), outputs=("Logits@GRAD",)),
-            kernel=_swce)
+register_op(
+    "softmax_with_cross_entropy",
+    inputs=("Logits", "Label"),
+    outputs=("Softmax", "Loss"),
+    attrs=_SWCE_ATTRS,
+    infer_shape=_swce_infer,
+    grad=make_grad_op(inputs=("Label", "Softmax", "Loss@GRAD"), outputs=("Logits@GRAD",)),
+    kernel=_swce,
+)
 
 
 def _swce_grad_infer(ctx: InferContext) -> None:
@@ -105,5 +122,11 @@ def _swce_grad_infer(ctx: InferContext) -> None:
     ctx.set_output("Logits@GRAD", softmax.shape, softmax.dtype)
 
 
-register_op("softmax_with_cross_entropy_grad", inputs=("Label", "Softmax", "Loss@GRAD"),
-            outputs=("Logits@GRAD",), attrs=_SWCE_ATTRS, infer_shape=_swce_grad_infer, kernel=_swce_grad)
+register_op(
+    "softmax_with_cross_entropy_grad",
+    inputs=("Label", "Softmax", "Loss@GRAD"),
+    outputs=("Logits@GRAD",),
+    attrs=_SWCE_ATTRS,
+    infer_shape=_swce_grad_infer,
+    kernel=_swce_grad,
+)

@@ -73,19 +73,25 @@ def _div(xp, x, y, *, axis):
 
 
 def _add_grad(xp, x, y, dout, *, axis, need):
-    return (unbroadcast(xp, dout, x.shape) if "X@GRAD" in need else None,
-            _grad_y(xp, dout, x, y, axis) if "Y@GRAD" in need else None)
+    return (
+        unbroadcast(xp, dout, x.shape) if "X@GRAD" in need else None,
+        _grad_y(xp, dout, x, y, axis) if "Y@GRAD" in need else None,
+    )
 
 
 def _sub_grad(xp, x, y, dout, *, axis, need):
-    return (unbroadcast(xp, dout, x.shape) if "X@GRAD" in need else None,
-            -_grad_y(xp, dout, x, y, axis) if "Y@GRAD" in need else None)
+    return (
+        unbroadcast(xp, dout, x.shape) if "X@GRAD" in need else None,
+        -_grad_y(xp, dout, x, y, axis) if "Y@GRAD" in need else None,
+    )
 
 
 def _mul_grad(xp, x, y, dout, *, axis, need):
     ya = _align(xp, x, y, axis)
-    return (unbroadcast(xp, dout * ya, x.shape) if "X@GRAD" in need else None,
-            _grad_y(xp, dout * x, x, y, axis) if "Y@GRAD" in need else None)
+    return (
+        unbroadcast(xp, dout * ya, x.shape) if "X@GRAD" in need else None,
+        _grad_y(xp, dout * x, x, y, axis) if "Y@GRAD" in need else None,
+    )
 
 
 def _div_grad(xp, x, y, dout, *, axis, need):
@@ -95,17 +101,28 @@ def _div_grad(xp, x, y, dout, *, axis, need):
     return dx, dy
 
 
-for _name, _fwd, _bwd in (("add", _add, _add_grad), ("sub", _sub, _sub_grad),
-                          ("mul", _mul, _mul_grad), ("div", _div, _div_grad)):
+for _name, _fwd, _bwd in (
+    ("add", _add, _add_grad),
+    ("sub", _sub, _sub_grad),
+    ("mul", _mul, _mul_grad),
+    ("div", _div, _div_grad),
+):
     register_op(
-        f"elementwise_{_name}", inputs=("X", "Y"), outputs=("Out",), attrs={"axis": -1},
+        f"elementwise_{_name}",
+        inputs=("X", "Y"),
+        outputs=("Out",),
+        attrs={"axis": -1},
         infer_shape=_elementwise_infer,
         grad=make_grad_op(inputs=("X", "Y", "Out@GRAD"), outputs=("X@GRAD", "Y@GRAD")),
         kernel=_fwd,
     )
     register_op(
-        f"elementwise_{_name}_grad", inputs=("X", "Y", "Out@GRAD"), outputs=("X@GRAD", "Y@GRAD"),
-        attrs={"axis": -1}, kernel=_bwd, wants_outputs=True,
+        f"elementwise_{_name}_grad",
+        inputs=("X", "Y", "Out@GRAD"),
+        outputs=("X@GRAD", "Y@GRAD"),
+        attrs={"axis": -1},
+        kernel=_bwd,
+        wants_outputs=True,
     )
 
 # -- mul (fc's matrix product) ------------------------------------------------------------------
@@ -115,8 +132,10 @@ def _mul_infer(ctx: InferContext) -> None:
     x, y = ctx.input_var("X"), ctx.input_var("Y")
     xn, yn = ctx.attr("x_num_col_dims"), ctx.attr("y_num_col_dims")
     if not 0 < xn < len(x.shape) or not 0 < yn < len(y.shape):
-        raise ctx.error(f"x_num_col_dims {xn} / y_num_col_dims {yn} do not fit X '{x.name}' "
-                        f"{fmt_shape(x.shape)} and Y '{y.name}' {fmt_shape(y.shape)}")
+        raise ctx.error(
+            f"x_num_col_dims {xn} / y_num_col_dims {yn} do not fit X '{x.name}' "
+            f"{fmt_shape(x.shape)} and Y '{y.name}' {fmt_shape(y.shape)}"
+        )
     k_x, k_y = x.shape[xn:], y.shape[:yn]
     if all(d >= 0 for d in k_x + k_y) and prod(k_x) != prod(k_y):
         raise ctx.error(
@@ -144,11 +163,23 @@ def _mul_grad_kernel(xp, x, y, dout, *, x_num_col_dims, y_num_col_dims, need):
 
 
 _MUL_ATTRS = {"x_num_col_dims": 1, "y_num_col_dims": 1}
-register_op("mul", inputs=("X", "Y"), outputs=("Out",), attrs=_MUL_ATTRS, infer_shape=_mul_infer,
-            grad=make_grad_op(inputs=("X", "Y", "Out@GRAD"), outputs=("X@GRAD", "Y@GRAD")),
-            kernel=_mul_kernel)
-register_op("mul_grad", inputs=("X", "Y", "Out@GRAD"), outputs=("X@GRAD", "Y@GRAD"), attrs=_MUL_ATTRS,
-            kernel=_mul_grad_kernel, wants_outputs=True)
+register_op(
+    "mul",
+    inputs=("X", "Y"),
+    outputs=("Out",),
+    attrs=_MUL_ATTRS,
+    infer_shape=_mul_infer,
+    grad=make_grad_op(inputs=("X", "Y", "Out@GRAD"), outputs=("X@GRAD", "Y@GRAD")),
+    kernel=_mul_kernel,
+)
+register_op(
+    "mul_grad",
+    inputs=("X", "Y", "Out@GRAD"),
+    outputs=("X@GRAD", "Y@GRAD"),
+    attrs=_MUL_ATTRS,
+    kernel=_mul_grad_kernel,
+    wants_outputs=True,
+)
 
 # -- matmul ------------------------------------------------------------------------------------
 
@@ -164,8 +195,10 @@ def _matmul_shapes(ctx: InferContext, x, y, tx, ty):
     if ty:
         ys[-2], ys[-1] = ys[-1], ys[-2]
     if xs[-1] >= 0 and ys[-2] >= 0 and xs[-1] != ys[-2]:
-        raise ctx.error(f"X '{x.name}' {fmt_shape(x.shape)} and Y '{y.name}' {fmt_shape(y.shape)} "
-                        f"(transpose_X={tx}, transpose_Y={ty}): inner dims {xs[-1]} and {ys[-2]} differ")
+        raise ctx.error(
+            f"X '{x.name}' {fmt_shape(x.shape)} and Y '{y.name}' {fmt_shape(y.shape)} "
+            f"(transpose_X={tx}, transpose_Y={ty}): inner dims {xs[-1]} and {ys[-2]} differ"
+        )
     batch = broadcast_dims(ctx, tuple(xs[:-2]), tuple(ys[:-2]), "batch dims")
     out = list(batch) + [xs[-2], ys[-1]]
     if len(x.shape) == 1:
@@ -211,11 +244,23 @@ def _matmul_grad_kernel(xp, x, y, dout, *, transpose_X, transpose_Y, alpha, need
 
 
 _MATMUL_ATTRS = {"transpose_X": False, "transpose_Y": False, "alpha": 1.0}
-register_op("matmul", inputs=("X", "Y"), outputs=("Out",), attrs=_MATMUL_ATTRS, infer_shape=_matmul_infer,
-            grad=make_grad_op(inputs=("X", "Y", "Out@GRAD"), outputs=("X@GRAD", "Y@GRAD")),
-            kernel=_matmul_kernel)
-register_op("matmul_grad", inputs=("X", "Y", "Out@GRAD"), outputs=("X@GRAD", "Y@GRAD"), attrs=_MATMUL_ATTRS,
-            kernel=_matmul_grad_kernel, wants_outputs=True)
+register_op(
+    "matmul",
+    inputs=("X", "Y"),
+    outputs=("Out",),
+    attrs=_MATMUL_ATTRS,
+    infer_shape=_matmul_infer,
+    grad=make_grad_op(inputs=("X", "Y", "Out@GRAD"), outputs=("X@GRAD", "Y@GRAD")),
+    kernel=_matmul_kernel,
+)
+register_op(
+    "matmul_grad",
+    inputs=("X", "Y", "Out@GRAD"),
+    outputs=("X@GRAD", "Y@GRAD"),
+    attrs=_MATMUL_ATTRS,
+    kernel=_matmul_grad_kernel,
+    wants_outputs=True,
+)
 
 # -- scale, sum ----------------------------------------------------------------------------------
 
@@ -230,14 +275,25 @@ def _scale_kernel(xp, x, *, scale, bias, bias_after_scale):
 
 def _scale_grad_maker(op) -> list[dict]:
     """d(scale*x + b)/dx = scale: the gradient is itself a scale op, as in Paddle."""
-    return [dict(type="scale", inputs={"X": [n + "@GRAD" for n in op.output("Out")]},
-                 outputs={"Out": [n + "@GRAD" for n in op.input("X")]},
-                 attrs={"scale": op.attr("scale"), "bias": 0.0, "bias_after_scale": True})]
+    return [
+        dict(
+            type="scale",
+            inputs={"X": [n + "@GRAD" for n in op.output("Out")]},
+            outputs={"Out": [n + "@GRAD" for n in op.input("X")]},
+            attrs={"scale": op.attr("scale"), "bias": 0.0, "bias_after_scale": True},
+        )
+    ]
 
 
-register_op("scale", inputs=("X",), outputs=("Out",),
-            attrs={"scale": 1.0, "bias": 0.0, "bias_after_scale": True},
-            infer_shape=same_shape(), grad=_scale_grad_maker, kernel=_scale_kernel)
+register_op(
+    "scale",
+    inputs=("X",),
+    outputs=("Out",),
+    attrs={"scale": 1.0, "bias": 0.0, "bias_after_scale": True},
+    infer_shape=same_shape(),
+    grad=_scale_grad_maker,
+    kernel=_scale_kernel,
+)
 
 
 def _sum_infer(ctx: InferContext) -> None:
@@ -245,8 +301,10 @@ def _sum_infer(ctx: InferContext) -> None:
     shape = xs[0].shape
     for v in xs[1:]:
         if len(v.shape) != len(shape) or any(a >= 0 and b >= 0 and a != b for a, b in zip(shape, v.shape)):
-            raise ctx.error(f"input '{v.name}' {fmt_shape(v.shape)} differs from '{xs[0].name}' "
-                            f"{fmt_shape(shape)}; expected every input to have the same shape")
+            raise ctx.error(
+                f"input '{v.name}' {fmt_shape(v.shape)} differs from '{xs[0].name}' "
+                f"{fmt_shape(shape)}; expected every input to have the same shape"
+            )
     ctx.set_output("Out", shape, xs[0].dtype)
 
 
@@ -263,12 +321,18 @@ def _sum_kernel(xp, xs):
 
 def _sum_grad_maker(op) -> list[dict]:
     g = op.output("Out")[0] + "@GRAD"
-    return [dict(type="scale", inputs={"X": [g]}, outputs={"Out": [n + "@GRAD"]},
-                 attrs={"scale": 1.0, "bias": 0.0, "bias_after_scale": True}) for n in op.input("X")]
+    return [
+        dict(
+            type="scale",
+            inputs={"X": [g]},
+            outputs={"Out": [n + "@GRAD"]},
+            attrs={"scale": 1.0, "bias": 0.0, "bias_after_scale": True},
+        )
+        for n in op.input("X")
+    ]
 
 
-register_op("sum", inputs=("X*",), outputs=("Out",), infer_shape=_sum_infer,
-            grad=_sum_grad_maker, kernel=_sum_kernel)
+register_op("sum", inputs=("X*",), outputs=("Out",), infer_shape=_sum_infer, grad=_sum_grad_maker, kernel=_sum_kernel)
 
 # -- reductions ----------------------------------------------------------------------------------
 
@@ -321,10 +385,19 @@ def _reduce_mean_grad(xp, x, dout, *, dim, keep_dim, reduce_all):
 
 
 _REDUCE_ATTRS = {"dim": [0], "keep_dim": False, "reduce_all": False}
-for _name, _fwd, _bwd in (("reduce_sum", _reduce_sum, _reduce_sum_grad),
-                          ("reduce_mean", _reduce_mean, _reduce_mean_grad)):
-    register_op(_name, inputs=("X",), outputs=("Out",), attrs=_REDUCE_ATTRS, infer_shape=_reduce_infer,
-                grad=make_grad_op(inputs=("X", "Out@GRAD"), outputs=("X@GRAD",)), kernel=_fwd)
+for _name, _fwd, _bwd in (
+    ("reduce_sum", _reduce_sum, _reduce_sum_grad),
+    ("reduce_mean", _reduce_mean, _reduce_mean_grad),
+):
+    register_op(
+        _name,
+        inputs=("X",),
+        outputs=("Out",),
+        attrs=_REDUCE_ATTRS,
+        infer_shape=_reduce_infer,
+        grad=make_grad_op(inputs=("X", "Out@GRAD"), outputs=("X@GRAD",)),
+        kernel=_fwd,
+    )
     register_op(_name + "_grad", inputs=("X", "Out@GRAD"), outputs=("X@GRAD",), attrs=_REDUCE_ATTRS, kernel=_bwd)
 
 
@@ -332,8 +405,17 @@ def _mean_infer(ctx: InferContext) -> None:
     ctx.set_output("Out", (1,), ctx.input_dtype("X"))
 
 
-register_op("mean", inputs=("X",), outputs=("Out",), infer_shape=_mean_infer,
-            grad=make_grad_op(inputs=("X", "Out@GRAD"), outputs=("X@GRAD",)),
-            kernel=lambda xp, x: x.mean().reshape(1))
-register_op("mean_grad", inputs=("X", "Out@GRAD"), outputs=("X@GRAD",),
-            kernel=lambda xp, x, dout: xp.full(x.shape, dout.reshape(()) / x.size, dtype=x.dtype))
+register_op(
+    "mean",
+    inputs=("X",),
+    outputs=("Out",),
+    infer_shape=_mean_infer,
+    grad=make_grad_op(inputs=("X", "Out@GRAD"), outputs=("X@GRAD",)),
+    kernel=lambda xp, x: x.mean().reshape(1),
+)
+register_op(
+    "mean_grad",
+    inputs=("X", "Out@GRAD"),
+    outputs=("X@GRAD",),
+    kernel=lambda xp, x, dout: xp.full(x.shape, dout.reshape(()) / x.size, dtype=x.dtype),
+)

@@ -31,10 +31,16 @@ def _top_k_grad(xp, x, indices, dout, *, k):
     return dx
 
 
-register_op("top_k", inputs=("X",), outputs=("Out", "Indices"), attrs={"k": 1}, infer_shape=_top_k_infer,
-            grad=make_grad_op(inputs=("X", "Indices", "Out@GRAD"), outputs=("X@GRAD",)), kernel=_top_k)
-register_op("top_k_grad", inputs=("X", "Indices", "Out@GRAD"), outputs=("X@GRAD",), attrs={"k": 1},
-            kernel=_top_k_grad)
+register_op(
+    "top_k",
+    inputs=("X",),
+    outputs=("Out", "Indices"),
+    attrs={"k": 1},
+    infer_shape=_top_k_infer,
+    grad=make_grad_op(inputs=("X", "Indices", "Out@GRAD"), outputs=("X@GRAD",)),
+    kernel=_top_k,
+)
+register_op("top_k_grad", inputs=("X", "Indices", "Out@GRAD"), outputs=("X@GRAD",), attrs={"k": 1}, kernel=_top_k_grad)
 
 # -- accuracy -------------------------------------------------------------------------------------
 
@@ -43,12 +49,16 @@ def _accuracy_infer(ctx: InferContext) -> None:
     out, idx, label = ctx.input_var("Out"), ctx.input_var("Indices"), ctx.input_var("Label")
     ctx.check_rank("Indices", (2,))
     if out.shape != idx.shape:
-        raise ctx.error(f"Out '{out.name}' {fmt_shape(out.shape)} and Indices '{idx.name}' {fmt_shape(idx.shape)}: "
-                        "expected the same [batch, k] shape")
+        raise ctx.error(
+            f"Out '{out.name}' {fmt_shape(out.shape)} and Indices '{idx.name}' {fmt_shape(idx.shape)}: "
+            "expected the same [batch, k] shape"
+        )
     n = idx.shape[0]
     if len(label.shape) != 2 or label.shape[1] != 1 or (n >= 0 and label.shape[0] >= 0 and label.shape[0] != n):
-        raise ctx.error(f"Label '{label.name}': expected shape [{n}, 1] (one class id per row of Indices "
-                        f"'{idx.name}' {fmt_shape(idx.shape)}), got {fmt_shape(label.shape)}")
+        raise ctx.error(
+            f"Label '{label.name}': expected shape [{n}, 1] (one class id per row of Indices "
+            f"'{idx.name}' {fmt_shape(idx.shape)}), got {fmt_shape(label.shape)}"
+        )
     ctx.set_output("Accuracy", (1,), "float32")
     ctx.set_output("Correct", (1,), "int32")
     ctx.set_output("Total", (1,), "int32")
@@ -62,5 +72,10 @@ def _accuracy(xp, out, indices, label):
     return accuracy, correct, xp.full((1,), n, dtype="int32")
 
 
-register_op("accuracy", inputs=("Out", "Indices", "Label"), outputs=("Accuracy", "Correct", "Total"),
-            infer_shape=_accuracy_infer, kernel=_accuracy)
+register_op(
+    "accuracy",
+    inputs=("Out", "Indices", "Label"),
+    outputs=("Accuracy", "Correct", "Total"),
+    infer_shape=_accuracy_infer,
+    kernel=_accuracy,
+)

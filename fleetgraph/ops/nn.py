@@ -58,10 +58,10 @@ def _windows(span: int, k: int, s: int, d: int = 1):
 
 
 def _pad(xp, x, pads, value=0.0):
-    t, b, l, r = pads
+    top, bottom, left, right = pads
     if not any(pads):
         return x
-    return xp.pad(x, ((0, 0), (0, 0), (t, b), (l, r)), mode="constant", constant_values=value)
+    return xp.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)), mode="constant", constant_values=value)
 
 
 # -- conv2d ---------------------------------------------------------------------------------------
@@ -72,8 +72,10 @@ def _conv_geometry(x_shape, w_shape, strides, paddings, dilations, padding_algor
     k_hw = w_shape[2:]
     pads = _resolve_pads(padding_algorithm, paddings, x_shape[2:], k_hw, strides)
     dils = [1, 1] if padding_algorithm == "SAME" else list(dilations)
-    out = [_out_size(x_shape[2 + i], dils[i] * (k_hw[i] - 1) + 1, strides[i], pads[2 * i], pads[2 * i + 1])
-           for i in range(2)]
+    out = [
+        _out_size(x_shape[2 + i], dils[i] * (k_hw[i] - 1) + 1, strides[i], pads[2 * i], pads[2 * i + 1])
+        for i in range(2)
+    ]
     return pads, dils, out
 
 
@@ -84,19 +86,30 @@ def _conv2d_infer(ctx: InferContext) -> None:
     _check_window_attrs(ctx, ("strides", "dilations"))
     groups = ctx.attr("groups")
     if groups < 1 or w.shape[0] % groups:
-        raise ctx.error(f"Filter '{w.name}' {fmt_shape(w.shape)} has {w.shape[0]} output channels, "
-                        f"not divisible by groups {groups}")
+        raise ctx.error(
+            f"Filter '{w.name}' {fmt_shape(w.shape)} has {w.shape[0]} output channels, not divisible by groups {groups}"
+        )
     if x.shape[1] >= 0 and x.shape[1] != w.shape[1] * groups:
-        raise ctx.error(f"Filter '{w.name}' {fmt_shape(w.shape)} expects {w.shape[1] * groups} input channels "
-                        f"(groups {groups}), got Input '{x.name}' {fmt_shape(x.shape)}")
+        raise ctx.error(
+            f"Filter '{w.name}' {fmt_shape(w.shape)} expects {w.shape[1] * groups} input channels "
+            f"(groups {groups}), got Input '{x.name}' {fmt_shape(x.shape)}"
+        )
     if x.dtype != w.dtype:
         raise ctx.error(f"Input '{x.name}' is {x.dtype} but Filter '{w.name}' is {w.dtype}; expected the same dtype")
-    _, _, out = _conv_geometry(x.shape, w.shape, ctx.attr("strides"), ctx.attr("paddings"),
-                               ctx.attr("dilations"), ctx.attr("padding_algorithm"))
+    _, _, out = _conv_geometry(
+        x.shape,
+        w.shape,
+        ctx.attr("strides"),
+        ctx.attr("paddings"),
+        ctx.attr("dilations"),
+        ctx.attr("padding_algorithm"),
+    )
     if 0 in out:
-        raise ctx.error(f"Filter '{w.name}' {fmt_shape(w.shape)} with strides {ctx.attr('strides')}, paddings "
-                        f"{ctx.attr('paddings')} and dilations {ctx.attr('dilations')} does not fit Input "
-                        f"'{x.name}' {fmt_shape(x.shape)}: output size {fmt_shape(out)}")
+        raise ctx.error(
+            f"Filter '{w.name}' {fmt_shape(w.shape)} with strides {ctx.attr('strides')}, paddings "
+            f"{ctx.attr('paddings')} and dilations {ctx.attr('dilations')} does not fit Input "
+            f"'{x.name}' {fmt_shape(x.shape)}: output size {fmt_shape(out)}"
+        )
     ctx.set_output("Output", (x.shape[0], w.shape[0], out[0], out[1]), x.dtype)
 
 
@@ -104,8 +117,9 @@ class _Conv:
     """One convolution's geometry, resolved at run time from the actual shapes."""
 
     def __init__(self, x_shape, w_shape, strides, paddings, dilations, groups, padding_algorithm):
-        self.pads, self.dils, (self.oh, self.ow) = _conv_geometry(x_shape, w_shape, strides, paddings, dilations,
-                                                                  padding_algorithm)
+        self.pads, self.dils, (self.oh, self.ow) = _conv_geometry(
+            x_shape, w_shape, strides, paddings, dilations, padding_algorithm
+        )
         self.n, self.c = x_shape[0], x_shape[1]
         self.m, _, self.kh, self.kw = w_shape
         self.groups = groups
@@ -122,14 +136,14 @@ class _Conv:
         return cols.reshape(self.groups, -1, self.n * self.oh * self.ow)
 
     def col2im(self, xp, dcols, x_shape, dtype):
-        t, b, l, r = self.pads
+        t, b, l, r = self.pads  # noqa: E741  (top, bottom, left, right)
         h, w = x_shape[2:]
         dcols = dcols.reshape(self.c, self.kh, self.kw, self.n, self.oh, self.ow)
         dxt = xp.zeros((self.c, self.n, h + t + b, w + l + r), dtype=dtype)
         for i, rs in enumerate(self.rows):
             for j, cs in enumerate(self.cols):
                 dxt[:, :, rs, cs] += dcols[:, i, j]
-        return xp.ascontiguousarray(dxt[:, :, t:t + h, l:l + w].transpose(1, 0, 2, 3))
+        return xp.ascontiguousarray(dxt[:, :, t : t + h, l : l + w].transpose(1, 0, 2, 3))
 
     def filter_matrix(self, w):
         return w.reshape(self.groups, self.m // self.groups, -1)
@@ -153,13 +167,31 @@ def _conv2d_grad(xp, x, w, dout, *, strides, paddings, dilations, groups, data_f
     return dx, dw
 
 
-_CONV_ATTRS = {"strides": [1, 1], "paddings": [0, 0], "dilations": [1, 1], "groups": 1, "data_format": "NCHW",
-               "padding_algorithm": "EXPLICIT"}
-register_op("conv2d", inputs=("Input", "Filter"), outputs=("Output",), attrs=_CONV_ATTRS, infer_shape=_conv2d_infer,
-            grad=make_grad_op(inputs=("Input", "Filter", "Output@GRAD"), outputs=("Input@GRAD", "Filter@GRAD")),
-            kernel=_conv2d)
-register_op("conv2d_grad", inputs=("Input", "Filter", "Output@GRAD"), outputs=("Input@GRAD", "Filter@GRAD"),
-            attrs=_CONV_ATTRS, kernel=_conv2d_grad, wants_outputs=True)
+_CONV_ATTRS = {
+    "strides": [1, 1],
+    "paddings": [0, 0],
+    "dilations": [1, 1],
+    "groups": 1,
+    "data_format": "NCHW",
+    "padding_algorithm": "EXPLICIT",
+}
+register_op(
+    "conv2d",
+    inputs=("Input", "Filter"),
+    outputs=("Output",),
+    attrs=_CONV_ATTRS,
+    infer_shape=_conv2d_infer,
+    grad=make_grad_op(inputs=("Input", "Filter", "Output@GRAD"), outputs=("Input@GRAD", "Filter@GRAD")),
+    kernel=_conv2d,
+)
+register_op(
+    "conv2d_grad",
+    inputs=("Input", "Filter", "Output@GRAD"),
+    outputs=("Input@GRAD", "Filter@GRAD"),
+    attrs=_CONV_ATTRS,
+    kernel=_conv2d_grad,
+    wants_outputs=True,
+)
 
 # -- pool2d ---------------------------------------------------------------------------------------
 
@@ -167,8 +199,7 @@ register_op("conv2d_grad", inputs=("Input", "Filter", "Output@GRAD"), outputs=("
 class _Pool:
     """One pooling's windows along H and W, resolved from the input size and the attrs."""
 
-    def __init__(self, hw, *, ksize, strides, paddings, global_pooling, adaptive, ceil_mode, padding_algorithm,
-                 **_):
+    def __init__(self, hw, *, ksize, strides, paddings, global_pooling, adaptive, ceil_mode, padding_algorithm, **_):
         self.adaptive = adaptive and not global_pooling
         if global_pooling:
             ksize, strides, paddings, padding_algorithm = list(hw), [1, 1], [0, 0], "EXPLICIT"
@@ -183,8 +214,10 @@ class _Pool:
         if global_pooling:
             self.out = [1, 1]
         elif not self.adaptive:
-            self.out = [_out_size(hw[i], self.k[i], self.s[i], self.pads[2 * i], self.pads[2 * i + 1], ceil_mode)
-                        for i in range(2)]
+            self.out = [
+                _out_size(hw[i], self.k[i], self.s[i], self.pads[2 * i], self.pads[2 * i + 1], ceil_mode)
+                for i in range(2)
+            ]
 
     @property
     def whole(self) -> bool:
@@ -227,9 +260,11 @@ def _pool2d_infer(ctx: InferContext) -> None:
     attrs = {k: ctx.attr(k) for k in _POOL_ATTRS}
     pool = _Pool(x.shape[2:], **attrs)
     if 0 in pool.out:
-        raise ctx.error(f"ksize {ctx.attr('ksize')} with strides {ctx.attr('strides')} and paddings "
-                        f"{ctx.attr('paddings')} does not fit X '{x.name}' {fmt_shape(x.shape)}: "
-                        f"output size {fmt_shape(pool.out)}")
+        raise ctx.error(
+            f"ksize {ctx.attr('ksize')} with strides {ctx.attr('strides')} and paddings "
+            f"{ctx.attr('paddings')} does not fit X '{x.name}' {fmt_shape(x.shape)}: "
+            f"output size {fmt_shape(pool.out)}"
+        )
     ctx.set_output("Out", (x.shape[0], x.shape[1], pool.out[0], pool.out[1]), x.dtype)
 
 
@@ -285,7 +320,7 @@ def _pool2d_grad(xp, x, out, dout, *, pooling_type, exclusive, **attrs):
             else:
                 dxpad[:, :, rs, cs] += g
     h, w = x.shape[2:]
-    return xp.ascontiguousarray(dxpad[:, :, pads[0]:pads[0] + h, pads[2]:pads[2] + w])
+    return xp.ascontiguousarray(dxpad[:, :, pads[0] : pads[0] + h, pads[2] : pads[2] + w])
 
 
 def _adaptive_pool_grad(xp, x, dout, pool, pooling_type):
@@ -302,13 +337,28 @@ def _adaptive_pool_grad(xp, x, dout, pool, pooling_type):
     return dx
 
 
-_POOL_ATTRS = {"pooling_type": "max", "ksize": [1, 1], "strides": [1, 1], "paddings": [0, 0],
-               "global_pooling": False, "exclusive": True, "adaptive": False, "ceil_mode": False,
-               "data_format": "NCHW", "padding_algorithm": "EXPLICIT"}
-register_op("pool2d", inputs=("X",), outputs=("Out",), attrs=_POOL_ATTRS, infer_shape=_pool2d_infer,
-            grad=make_grad_op(inputs=("X", "Out", "Out@GRAD"), outputs=("X@GRAD",)), kernel=_pool2d)
-register_op("pool2d_grad", inputs=("X", "Out", "Out@GRAD"), outputs=("X@GRAD",), attrs=_POOL_ATTRS,
-            kernel=_pool2d_grad)
+_POOL_ATTRS = {
+    "pooling_type": "max",
+    "ksize": [1, 1],
+    "strides": [1, 1],
+    "paddings": [0, 0],
+    "global_pooling": False,
+    "exclusive": True,
+    "adaptive": False,
+    "ceil_mode": False,
+    "data_format": "NCHW",
+    "padding_algorithm": "EXPLICIT",
+}
+register_op(
+    "pool2d",
+    inputs=("X",),
+    outputs=("Out",),
+    attrs=_POOL_ATTRS,
+    infer_shape=_pool2d_infer,
+    grad=make_grad_op(inputs=("X", "Out", "Out@GRAD"), outputs=("X@GRAD",)),
+    kernel=_pool2d,
+)
+register_op("pool2d_grad", inputs=("X", "Out", "Out@GRAD"), outputs=("X@GRAD",), attrs=_POOL_ATTRS, kernel=_pool2d_grad)
 
 # -- batch_norm -----------------------------------------------------------------------------------
 
@@ -330,8 +380,10 @@ def _batch_norm_infer(ctx: InferContext) -> None:
     for slot in ("Scale", "Bias", "Mean", "Variance"):
         v = ctx.input_var(slot)
         if len(v.shape) != 1 or (c >= 0 and v.shape[0] >= 0 and v.shape[0] != c):
-            raise ctx.error(f"{slot} '{v.name}': expected shape [{c}] (the channels of X '{x.name}' "
-                            f"{fmt_shape(x.shape)}, {ctx.attr('data_layout')}), got {fmt_shape(v.shape)}")
+            raise ctx.error(
+                f"{slot} '{v.name}': expected shape [{c}] (the channels of X '{x.name}' "
+                f"{fmt_shape(x.shape)}, {ctx.attr('data_layout')}), got {fmt_shape(v.shape)}"
+            )
     ctx.set_output("Y", x.shape, x.dtype, lod_level=x.lod_level)
     for slot in ("MeanOut", "VarianceOut", "SavedMean", "SavedVariance"):
         ctx.set_output(slot, (c,), x.dtype)
@@ -345,8 +397,22 @@ def _bn_layout(x, data_layout):
     return tuple(a for a in range(x.ndim) if a != axis), tuple(shape)
 
 
-def _batch_norm(xp, x, scale, bias, mean, variance, *, momentum, epsilon, is_test, data_layout, use_global_stats,
-                trainable_statistics, need):
+def _batch_norm(
+    xp,
+    x,
+    scale,
+    bias,
+    mean,
+    variance,
+    *,
+    momentum,
+    epsilon,
+    is_test,
+    data_layout,
+    use_global_stats,
+    trainable_statistics,
+    need,
+):
     axes, cshape = _bn_layout(x, data_layout)
     t = x.dtype.type
     if _global_stats(is_test, use_global_stats, trainable_statistics):
@@ -363,8 +429,25 @@ def _batch_norm(xp, x, scale, bias, mean, variance, *, momentum, epsilon, is_tes
     return y, mean, variance, batch_mean, inv_std, None
 
 
-def _batch_norm_grad(xp, x, scale, bias, mean, variance, saved_mean, saved_inv_std, dy, *, momentum, epsilon,
-                     is_test, data_layout, use_global_stats, trainable_statistics, need):
+def _batch_norm_grad(
+    xp,
+    x,
+    scale,
+    bias,
+    mean,
+    variance,
+    saved_mean,
+    saved_inv_std,
+    dy,
+    *,
+    momentum,
+    epsilon,
+    is_test,
+    data_layout,
+    use_global_stats,
+    trainable_statistics,
+    need,
+):
     axes, cshape = _bn_layout(x, data_layout)
     if _global_stats(is_test, use_global_stats, trainable_statistics) and mean is not None:
         saved_mean, saved_inv_std = mean, 1 / xp.sqrt(variance + x.dtype.type(epsilon))
@@ -390,16 +473,33 @@ def _batch_norm_grad_maker(op) -> list[dict]:
     return make_grad_op(inputs=ins, outputs=("X@GRAD", "Scale@GRAD", "Bias@GRAD"))(op)
 
 
-_BN_ATTRS = {"momentum": 0.9, "epsilon": 1e-5, "is_test": False, "data_layout": "NCHW", "use_global_stats": False,
-             "trainable_statistics": False}
-register_op("batch_norm", inputs=("X", "Scale", "Bias", "Mean", "Variance"),
-            outputs=("Y", "MeanOut?", "VarianceOut?", "SavedMean?", "SavedVariance?", "ReserveSpace?"),
-            attrs=_BN_ATTRS, infer_shape=_batch_norm_infer, grad=_batch_norm_grad_maker, kernel=_batch_norm,
-            inplace={"MeanOut": "Mean", "VarianceOut": "Variance"}, wants_outputs=True)
-register_op("batch_norm_grad", inputs=("X", "Scale", "Bias?", "Mean?", "Variance?", "SavedMean", "SavedVariance",
-                                       "Y@GRAD"),
-            outputs=("X@GRAD", "Scale@GRAD", "Bias@GRAD"), attrs=_BN_ATTRS, kernel=_batch_norm_grad,
-            wants_outputs=True)
+_BN_ATTRS = {
+    "momentum": 0.9,
+    "epsilon": 1e-5,
+    "is_test": False,
+    "data_layout": "NCHW",
+    "use_global_stats": False,
+    "trainable_statistics": False,
+}
+register_op(
+    "batch_norm",
+    inputs=("X", "Scale", "Bias", "Mean", "Variance"),
+    outputs=("Y", "MeanOut?", "VarianceOut?", "SavedMean?", "SavedVariance?", "ReserveSpace?"),
+    attrs=_BN_ATTRS,
+    infer_shape=_batch_norm_infer,
+    grad=_batch_norm_grad_maker,
+    kernel=_batch_norm,
+    inplace={"MeanOut": "Mean", "VarianceOut": "Variance"},
+    wants_outputs=True,
+)
+register_op(
+    "batch_norm_grad",
+    inputs=("X", "Scale", "Bias?", "Mean?", "Variance?", "SavedMean", "SavedVariance", "Y@GRAD"),
+    outputs=("X@GRAD", "Scale@GRAD", "Bias@GRAD"),
+    attrs=_BN_ATTRS,
+    kernel=_batch_norm_grad,
+    wants_outputs=True,
+)
 
 # -- dropout --------------------------------------------------------------------------------------
 
@@ -407,8 +507,10 @@ register_op("batch_norm_grad", inputs=("X", "Scale", "Bias?", "Mean?", "Variance
 def _dropout_infer(ctx: InferContext) -> None:
     x = ctx.input_var("X")
     if ctx.attr("dropout_implementation") not in ("downgrade_in_infer", "upscale_in_train"):
-        raise ctx.error(f"dropout_implementation {ctx.attr('dropout_implementation')!r}: expected "
-                        "'downgrade_in_infer' or 'upscale_in_train'")
+        raise ctx.error(
+            f"dropout_implementation {ctx.attr('dropout_implementation')!r}: expected "
+            "'downgrade_in_infer' or 'upscale_in_train'"
+        )
     if not 0.0 <= ctx.attr("dropout_prob") <= 1.0:
         raise ctx.error(f"dropout_prob {ctx.attr('dropout_prob')}: expected a probability in [0, 1]")
     ctx.set_output("Out", x.shape, x.dtype, lod_level=x.lod_level)
@@ -444,12 +546,31 @@ def _dropout_grad_infer(ctx: InferContext) -> None:
     ctx.set_output("X@GRAD", g.shape, g.dtype)
 
 
-_DROPOUT_ATTRS = {"dropout_prob": 0.5, "is_test": False, "fix_seed": False, "seed": 0,
-                  "dropout_implementation": "downgrade_in_infer"}
-register_op("dropout", inputs=("X",), outputs=("Out", "Mask?"), attrs=_DROPOUT_ATTRS, infer_shape=_dropout_infer,
-            grad=make_grad_op(inputs=("Mask", "Out@GRAD"), outputs=("X@GRAD",)), kernel=_dropout, random=True)
-register_op("dropout_grad", inputs=("Mask?", "Out@GRAD"), outputs=("X@GRAD",), attrs=_DROPOUT_ATTRS,
-            infer_shape=_dropout_grad_infer, kernel=_dropout_grad)
+_DROPOUT_ATTRS = {
+    "dropout_prob": 0.5,
+    "is_test": False,
+    "fix_seed": False,
+    "seed": 0,
+    "dropout_implementation": "downgrade_in_infer",
+}
+register_op(
+    "dropout",
+    inputs=("X",),
+    outputs=("Out", "Mask?"),
+    attrs=_DROPOUT_ATTRS,
+    infer_shape=_dropout_infer,
+    grad=make_grad_op(inputs=("Mask", "Out@GRAD"), outputs=("X@GRAD",)),
+    kernel=_dropout,
+    random=True,
+)
+register_op(
+    "dropout_grad",
+    inputs=("Mask?", "Out@GRAD"),
+    outputs=("X@GRAD",),
+    attrs=_DROPOUT_ATTRS,
+    infer_shape=_dropout_grad_infer,
+    kernel=_dropout_grad,
+)
 
 # -- lookup_table, lookup_table_v2 ----------------------------------------------------------------
 
@@ -461,8 +582,10 @@ def _lookup_infer(v2: bool):
         if ids.dtype not in ("int64", "int32"):
             raise ctx.error(f"Ids '{ids.name}': expected int64 ids, got {ids.dtype}")
         if not v2 and (not ids.shape or ids.shape[-1] not in (1, -1)):
-            raise ctx.error(f"Ids '{ids.name}' {fmt_shape(ids.shape)}: expected a last dim of 1, "
-                            "as lookup_table takes [..., 1] ids (lookup_table_v2 takes any shape)")
+            raise ctx.error(
+                f"Ids '{ids.name}' {fmt_shape(ids.shape)}: expected a last dim of 1, "
+                "as lookup_table takes [..., 1] ids (lookup_table_v2 takes any shape)"
+            )
         lead = ids.shape if v2 else ids.shape[:-1]
         ctx.set_output("Out", tuple(lead) + (w.shape[1],), w.dtype)
 
@@ -514,7 +637,20 @@ def _lookup_grad_infer(ctx: InferContext) -> None:
 
 _LOOKUP_ATTRS = {"is_sparse": False, "is_distributed": False, "padding_idx": -1, "remote_prefetch": False}
 for _name, _v2 in (("lookup_table", False), ("lookup_table_v2", True)):
-    register_op(_name, inputs=("W", "Ids"), outputs=("Out",), attrs=_LOOKUP_ATTRS, infer_shape=_lookup_infer(_v2),
-                grad=make_grad_op(inputs=("W", "Ids", "Out@GRAD"), outputs=("W@GRAD",)), kernel=_lookup(_v2))
-    register_op(_name + "_grad", inputs=("W", "Ids", "Out@GRAD"), outputs=("W@GRAD",), attrs=_LOOKUP_ATTRS,
-                infer_shape=_lookup_grad_infer, kernel=_lookup_grad(_v2))
+    register_op(
+        _name,
+        inputs=("W", "Ids"),
+        outputs=("Out",),
+        attrs=_LOOKUP_ATTRS,
+        infer_shape=_lookup_infer(_v2),
+        grad=make_grad_op(inputs=("W", "Ids", "Out@GRAD"), outputs=("W@GRAD",)),
+        kernel=_lookup(_v2),
+    )
+    register_op(
+        _name + "_grad",
+        inputs=("W", "Ids", "Out@GRAD"),
+        outputs=("W@GRAD",),
+        attrs=_LOOKUP_ATTRS,
+        infer_shape=_lookup_grad_infer,
+        kernel=_lookup_grad(_v2),
+    )

@@ -29,8 +29,9 @@ def _sgd(xp, param, grad, lr):
     return param
 
 
-def _momentum(xp, param, grad, velocity, lr, *, mu, use_nesterov, regularization_method,
-              regularization_coeff, rescale_grad):
+def _momentum(
+    xp, param, grad, velocity, lr, *, mu, use_nesterov, regularization_method, regularization_coeff, rescale_grad
+):
     g = to_dense(xp, grad)
     if rescale_grad != 1.0:
         g = g * param.dtype.type(rescale_grad)
@@ -84,18 +85,50 @@ def _adagrad(xp, param, grad, moment, lr, *, epsilon):
     return param, moment
 
 
-register_op("sgd", inputs=("Param", "Grad", "LearningRate"), outputs=("ParamOut",),
-            infer_shape=_check_grad, kernel=_sgd, inplace={"ParamOut": "Param"})
-register_op("momentum", inputs=("Param", "Grad", "Velocity", "LearningRate"), outputs=("ParamOut", "VelocityOut"),
-            attrs={"mu": 0.9, "use_nesterov": False, "regularization_method": "", "regularization_coeff": 0.0,
-                   "rescale_grad": 1.0},
-            infer_shape=_check_grad, kernel=_momentum, inplace={"ParamOut": "Param", "VelocityOut": "Velocity"})
-register_op("adam", inputs=("Param", "Grad", "LearningRate", "Moment1", "Moment2", "Beta1Pow", "Beta2Pow"),
-            outputs=("ParamOut", "Moment1Out", "Moment2Out", "Beta1PowOut", "Beta2PowOut"),
-            attrs={"beta1": 0.9, "beta2": 0.999, "epsilon": 1e-8, "lazy_mode": False},
-            infer_shape=_check_grad, kernel=_adam,
-            inplace={"ParamOut": "Param", "Moment1Out": "Moment1", "Moment2Out": "Moment2",
-                     "Beta1PowOut": "Beta1Pow", "Beta2PowOut": "Beta2Pow"})
-register_op("adagrad", inputs=("Param", "Grad", "Moment", "LearningRate"), outputs=("ParamOut", "MomentOut"),
-            attrs={"epsilon": 1e-6}, infer_shape=_check_grad, kernel=_adagrad,
-            inplace={"ParamOut": "Param", "MomentOut": "Moment"})
+register_op(
+    "sgd",
+    inputs=("Param", "Grad", "LearningRate"),
+    outputs=("ParamOut",),
+    infer_shape=_check_grad,
+    kernel=_sgd,
+    inplace={"ParamOut": "Param"},
+)
+register_op(
+    "momentum",
+    inputs=("Param", "Grad", "Velocity", "LearningRate"),
+    outputs=("ParamOut", "VelocityOut"),
+    attrs={
+        "mu": 0.9,
+        "use_nesterov": False,
+        "regularization_method": "",
+        "regularization_coeff": 0.0,
+        "rescale_grad": 1.0,
+    },
+    infer_shape=_check_grad,
+    kernel=_momentum,
+    inplace={"ParamOut": "Param", "VelocityOut": "Velocity"},
+)
+register_op(
+    "adam",
+    inputs=("Param", "Grad", "LearningRate", "Moment1", "Moment2", "Beta1Pow", "Beta2Pow"),
+    outputs=("ParamOut", "Moment1Out", "Moment2Out", "Beta1PowOut", "Beta2PowOut"),
+    attrs={"beta1": 0.9, "beta2": 0.999, "epsilon": 1e-8, "lazy_mode": False},
+    infer_shape=_check_grad,
+    kernel=_adam,
+    inplace={
+        "ParamOut": "Param",
+        "Moment1Out": "Moment1",
+        "Moment2Out": "Moment2",
+        "Beta1PowOut": "Beta1Pow",
+        "Beta2PowOut": "Beta2Pow",
+    },
+)
+register_op(
+    "adagrad",
+    inputs=("Param", "Grad", "Moment", "LearningRate"),
+    outputs=("ParamOut", "MomentOut"),
+    attrs={"epsilon": 1e-6},
+    infer_shape=_check_grad,
+    kernel=_adagrad,
+    inplace={"ParamOut": "Param", "MomentOut": "Moment"},
+)

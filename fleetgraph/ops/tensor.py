@@ -17,14 +17,19 @@ def _from_attrs(ctx: InferContext) -> None:
     ctx.set_output("Out", ctx.attr("shape"), convert_dtype(ctx.attr("dtype")))
 
 
-register_op("fill_constant", outputs=("Out",),
-            attrs={"shape": [1], "value": 0.0, "dtype": "float32", "str_value": "", "force_cpu": False},
-            infer_shape=_from_attrs,
-            kernel=lambda xp, *, shape, value, dtype, str_value, force_cpu:
-                xp.full(shape, float(str_value) if str_value else value, dtype=dtype))
+register_op(
+    "fill_constant",
+    outputs=("Out",),
+    attrs={"shape": [1], "value": 0.0, "dtype": "float32", "str_value": "", "force_cpu": False},
+    infer_shape=_from_attrs,
+    kernel=lambda xp, *, shape, value, dtype, str_value, force_cpu: xp.full(
+        shape, float(str_value) if str_value else value, dtype=dtype
+    ),
+)
 
-register_op("fill_zeros_like", inputs=("X",), outputs=("Out",), infer_shape=same_shape(),
-            kernel=lambda xp, x: xp.zeros_like(x))
+register_op(
+    "fill_zeros_like", inputs=("X",), outputs=("Out",), infer_shape=same_shape(), kernel=lambda xp, x: xp.zeros_like(x)
+)
 
 
 def _uniform(xp, *, shape, min, max, seed, dtype, rng):
@@ -45,24 +50,46 @@ def _truncated_gaussian(xp, *, shape, mean, std, seed, dtype, rng):
     return xp.asarray(out.astype(dtype))
 
 
-register_op("uniform_random", outputs=("Out",),
-            attrs={"shape": [1], "min": -1.0, "max": 1.0, "seed": 0, "dtype": "float32"},
-            infer_shape=_from_attrs, kernel=_uniform, random=True)
+register_op(
+    "uniform_random",
+    outputs=("Out",),
+    attrs={"shape": [1], "min": -1.0, "max": 1.0, "seed": 0, "dtype": "float32"},
+    infer_shape=_from_attrs,
+    kernel=_uniform,
+    random=True,
+)
 for _name, _kernel in (("gaussian_random", _gaussian), ("truncated_gaussian_random", _truncated_gaussian)):
-    register_op(_name, outputs=("Out",),
-                attrs={"shape": [1], "mean": 0.0, "std": 1.0, "seed": 0, "dtype": "float32"},
-                infer_shape=_from_attrs, kernel=_kernel, random=True)
+    register_op(
+        _name,
+        outputs=("Out",),
+        attrs={"shape": [1], "mean": 0.0, "std": 1.0, "seed": 0, "dtype": "float32"},
+        infer_shape=_from_attrs,
+        kernel=_kernel,
+        random=True,
+    )
 
 # -- assign, cast --------------------------------------------------------------------------------
 
 
 def _assign_grad_maker(op) -> list[dict]:
-    return [dict(type="assign", inputs={"X": [op.output("Out")[0] + "@GRAD"]},
-                 outputs={"Out": [op.input("X")[0] + "@GRAD"]}, attrs={})]
+    return [
+        dict(
+            type="assign",
+            inputs={"X": [op.output("Out")[0] + "@GRAD"]},
+            outputs={"Out": [op.input("X")[0] + "@GRAD"]},
+            attrs={},
+        )
+    ]
 
 
-register_op("assign", inputs=("X",), outputs=("Out",), infer_shape=same_shape(), grad=_assign_grad_maker,
-            kernel=lambda xp, x: x.copy())
+register_op(
+    "assign",
+    inputs=("X",),
+    outputs=("Out",),
+    infer_shape=same_shape(),
+    grad=_assign_grad_maker,
+    kernel=lambda xp, x: x.copy(),
+)
 
 
 def _cast_infer(ctx: InferContext) -> None:
@@ -73,14 +100,25 @@ def _cast_infer(ctx: InferContext) -> None:
 
 
 def _cast_grad_maker(op) -> list[dict]:
-    return [dict(type="cast", inputs={"X": [op.output("Out")[0] + "@GRAD"]},
-                 outputs={"Out": [op.input("X")[0] + "@GRAD"]},
-                 attrs={"in_dtype": op.attr("out_dtype"), "out_dtype": op.attr("in_dtype")})]
+    return [
+        dict(
+            type="cast",
+            inputs={"X": [op.output("Out")[0] + "@GRAD"]},
+            outputs={"Out": [op.input("X")[0] + "@GRAD"]},
+            attrs={"in_dtype": op.attr("out_dtype"), "out_dtype": op.attr("in_dtype")},
+        )
+    ]
 
 
-register_op("cast", inputs=("X",), outputs=("Out",), attrs={"in_dtype": "float32", "out_dtype": "float32"},
-            infer_shape=_cast_infer, grad=_cast_grad_maker,
-            kernel=lambda xp, x, *, in_dtype, out_dtype: x.astype(out_dtype))
+register_op(
+    "cast",
+    inputs=("X",),
+    outputs=("Out",),
+    attrs={"in_dtype": "float32", "out_dtype": "float32"},
+    infer_shape=_cast_infer,
+    grad=_cast_grad_maker,
+    kernel=lambda xp, x, *, in_dtype, out_dtype: x.astype(out_dtype),
+)
 
 # -- reshape2, transpose2 ------------------------------------------------------------------------
 
@@ -98,8 +136,10 @@ def _reshape_target(ctx: InferContext, x_shape, shape) -> tuple[int, ...]:
                 raise ctx.error(f"cannot reshape {fmt_shape(x_shape)} into {fmt_shape(shape)}")
             out[out.index(-1)] = total // known
     elif all(d >= 0 for d in x_shape) and prod(out) != prod(x_shape):
-        raise ctx.error(f"cannot reshape {fmt_shape(x_shape)} ({prod(x_shape)} elements) into "
-                        f"{fmt_shape(shape)} ({prod(out)} elements)")
+        raise ctx.error(
+            f"cannot reshape {fmt_shape(x_shape)} ({prod(x_shape)} elements) into "
+            f"{fmt_shape(shape)} ({prod(out)} elements)"
+        )
     return tuple(out)
 
 
@@ -114,9 +154,15 @@ def _reshape_kernel(xp, x, *, shape):
     return x.reshape(target), xp.empty((0,) + x.shape, dtype=x.dtype)
 
 
-register_op("reshape2", inputs=("X",), outputs=("Out", "XShape?"), attrs={"shape": [-1]},
-            infer_shape=_reshape_infer,
-            grad=make_grad_op(inputs=("XShape", "Out@GRAD"), outputs=("X@GRAD",)), kernel=_reshape_kernel)
+register_op(
+    "reshape2",
+    inputs=("X",),
+    outputs=("Out", "XShape?"),
+    attrs={"shape": [-1]},
+    infer_shape=_reshape_infer,
+    grad=make_grad_op(inputs=("XShape", "Out@GRAD"), outputs=("X@GRAD",)),
+    kernel=_reshape_kernel,
+)
 
 
 def _xshape_grad_infer(ctx: InferContext) -> None:
@@ -124,27 +170,43 @@ def _xshape_grad_infer(ctx: InferContext) -> None:
     ctx.set_output("X@GRAD", xshape.shape[1:], xshape.dtype)
 
 
-register_op("reshape2_grad", inputs=("XShape", "Out@GRAD"), outputs=("X@GRAD",), attrs={"shape": [-1]},
-            infer_shape=_xshape_grad_infer,
-            kernel=lambda xp, xshape, dout, *, shape: dout.reshape(xshape.shape[1:]))
+register_op(
+    "reshape2_grad",
+    inputs=("XShape", "Out@GRAD"),
+    outputs=("X@GRAD",),
+    attrs={"shape": [-1]},
+    infer_shape=_xshape_grad_infer,
+    kernel=lambda xp, xshape, dout, *, shape: dout.reshape(xshape.shape[1:]),
+)
 
 
 def _transpose_infer(ctx: InferContext) -> None:
     x, axis = ctx.input_var("X"), ctx.attr("axis")
     if sorted(normalize_axis(a, len(x.shape)) for a in axis) != list(range(len(x.shape))):
-        raise ctx.error(f"axis {axis} is not a permutation of the {len(x.shape)} dims of X '{x.name}' "
-                        f"{fmt_shape(x.shape)}")
+        raise ctx.error(
+            f"axis {axis} is not a permutation of the {len(x.shape)} dims of X '{x.name}' {fmt_shape(x.shape)}"
+        )
     ctx.set_output("Out", tuple(x.shape[a] for a in axis), x.dtype)
     ctx.set_output("XShape", (0,) + x.shape, x.dtype)
 
 
-register_op("transpose2", inputs=("X",), outputs=("Out", "XShape?"), attrs={"axis": [0]},
-            infer_shape=_transpose_infer,
-            grad=make_grad_op(inputs=("XShape", "Out@GRAD"), outputs=("X@GRAD",)),
-            kernel=lambda xp, x, *, axis: (xp.transpose(x, axis), xp.empty((0,) + x.shape, dtype=x.dtype)))
-register_op("transpose2_grad", inputs=("XShape", "Out@GRAD"), outputs=("X@GRAD",), attrs={"axis": [0]},
-            infer_shape=_xshape_grad_infer,
-            kernel=lambda xp, xshape, dout, *, axis: xp.ascontiguousarray(xp.transpose(dout, np.argsort(axis))))
+register_op(
+    "transpose2",
+    inputs=("X",),
+    outputs=("Out", "XShape?"),
+    attrs={"axis": [0]},
+    infer_shape=_transpose_infer,
+    grad=make_grad_op(inputs=("XShape", "Out@GRAD"), outputs=("X@GRAD",)),
+    kernel=lambda xp, x, *, axis: (xp.transpose(x, axis), xp.empty((0,) + x.shape, dtype=x.dtype)),
+)
+register_op(
+    "transpose2_grad",
+    inputs=("XShape", "Out@GRAD"),
+    outputs=("X@GRAD",),
+    attrs={"axis": [0]},
+    infer_shape=_xshape_grad_infer,
+    kernel=lambda xp, xshape, dout, *, axis: xp.ascontiguousarray(xp.transpose(dout, np.argsort(axis))),
+)
 
 # -- concat, split -------------------------------------------------------------------------------
 
@@ -160,8 +222,10 @@ def _concat_infer(ctx: InferContext) -> None:
         if len(v.shape) != rank or any(
             i != axis and a >= 0 and b >= 0 and a != b for i, (a, b) in enumerate(zip(xs[0].shape, v.shape))
         ):
-            raise ctx.error(f"input '{v.name}' {fmt_shape(v.shape)} does not match '{xs[0].name}' "
-                            f"{fmt_shape(xs[0].shape)} outside axis {axis}")
+            raise ctx.error(
+                f"input '{v.name}' {fmt_shape(v.shape)} does not match '{xs[0].name}' "
+                f"{fmt_shape(xs[0].shape)} outside axis {axis}"
+            )
         out[axis] = -1 if out[axis] < 0 or v.shape[axis] < 0 else out[axis] + v.shape[axis]
     ctx.set_output("Out", out, xs[0].dtype)
 
@@ -172,11 +236,16 @@ def _concat_grad(xp, xs, dout, *, axis):
     return [xp.ascontiguousarray(p) for p in xp.split(dout, bounds.tolist(), axis=axis)]
 
 
-register_op("concat", inputs=("X*",), outputs=("Out",), attrs={"axis": 0}, infer_shape=_concat_infer,
-            grad=make_grad_op(inputs=("X", "Out@GRAD"), outputs=("X@GRAD",)),
-            kernel=lambda xp, xs, *, axis: xp.concatenate(xs, axis=normalize_axis(axis, xs[0].ndim)))
-register_op("concat_grad", inputs=("X*", "Out@GRAD"), outputs=("X@GRAD*",), attrs={"axis": 0},
-            kernel=_concat_grad)
+register_op(
+    "concat",
+    inputs=("X*",),
+    outputs=("Out",),
+    attrs={"axis": 0},
+    infer_shape=_concat_infer,
+    grad=make_grad_op(inputs=("X", "Out@GRAD"), outputs=("X@GRAD",)),
+    kernel=lambda xp, xs, *, axis: xp.concatenate(xs, axis=normalize_axis(axis, xs[0].ndim)),
+)
+register_op("concat_grad", inputs=("X*", "Out@GRAD"), outputs=("X@GRAD*",), attrs={"axis": 0}, kernel=_concat_grad)
 
 
 def _split_sizes(dim: int, num: int, sections: list[int]) -> list[int]:
@@ -214,9 +283,22 @@ def _split_kernel(xp, x, *, num, sections, axis):
 
 
 def _split_grad_maker(op) -> list[dict]:
-    return [dict(type="concat", inputs={"X": [n + "@GRAD" for n in op.output("Out")]},
-                 outputs={"Out": [op.input("X")[0] + "@GRAD"]}, attrs={"axis": op.attr("axis")})]
+    return [
+        dict(
+            type="concat",
+            inputs={"X": [n + "@GRAD" for n in op.output("Out")]},
+            outputs={"Out": [op.input("X")[0] + "@GRAD"]},
+            attrs={"axis": op.attr("axis")},
+        )
+    ]
 
 
-register_op("split", inputs=("X",), outputs=("Out*",), attrs={"num": 0, "sections": [], "axis": 0},
-            infer_shape=_split_infer, grad=_split_grad_maker, kernel=_split_kernel)
+register_op(
+    "split",
+    inputs=("X",),
+    outputs=("Out*",),
+    attrs={"num": 0, "sections": [], "axis": 0},
+    infer_shape=_split_infer,
+    grad=_split_grad_maker,
+    kernel=_split_kernel,
+)

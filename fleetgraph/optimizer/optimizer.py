@@ -17,11 +17,21 @@ class Optimizer:
 
     op_type = ""
 
-    def __init__(self, learning_rate=0.001, parameters=None, weight_decay=None, grad_clip=None, name=None,
-                 regularization=None, parameter_list=None) -> None:
+    def __init__(
+        self,
+        learning_rate=0.001,
+        parameters=None,
+        weight_decay=None,
+        grad_clip=None,
+        name=None,
+        regularization=None,
+        parameter_list=None,
+    ) -> None:
         if not isinstance(learning_rate, numbers.Real) or isinstance(learning_rate, bool):
-            raise TypeError(f"{type(self).__name__}: learning_rate expected a float, got "
-                            f"{type(learning_rate).__name__} {learning_rate!r}")
+            raise TypeError(
+                f"{type(self).__name__}: learning_rate expected a float, got "
+                f"{type(learning_rate).__name__} {learning_rate!r}"
+            )
         if grad_clip is not None:
             raise FleetgraphError(f"{type(self).__name__}: grad_clip is not supported")
         self._learning_rate = float(learning_rate)
@@ -29,8 +39,7 @@ class Optimizer:
         decay = weight_decay if weight_decay is not None else regularization
         self.regularization = L2Decay(decay) if isinstance(decay, numbers.Real) else decay
         if self.regularization is not None and not isinstance(self.regularization, WeightDecayRegularizer):
-            raise TypeError(f"{type(self).__name__}: weight_decay expected a float, L2Decay or L1Decay, "
-                            f"got {decay!r}")
+            raise TypeError(f"{type(self).__name__}: weight_decay expected a float, L2Decay or L1Decay, got {decay!r}")
         self._lr_vars: dict[int, Variable] = {}
         self._accumulators: dict[tuple[str, str], Variable] = {}
         self.helper_name = name or unique_name.generate(type(self).__name__.lower())
@@ -39,8 +48,14 @@ class Optimizer:
     def get_lr(self) -> float:
         return self._learning_rate
 
-    def minimize(self, loss: Variable, startup_program: Program | None = None, parameters=None,
-                 no_grad_set=None, parameter_list=None):
+    def minimize(
+        self,
+        loss: Variable,
+        startup_program: Program | None = None,
+        parameters=None,
+        no_grad_set=None,
+        parameter_list=None,
+    ):
         """Append backward, regularization and optimize ops; returns (optimize_ops, params_grads)."""
         params_grads = self.backward(loss, startup_program, parameters or parameter_list, no_grad_set)
         optimize_ops = self.apply_optimize(loss, startup_program, params_grads)
@@ -120,24 +135,47 @@ class SGD(Optimizer):
 class Momentum(Optimizer):
     op_type = "momentum"
 
-    def __init__(self, learning_rate=0.001, momentum=0.9, parameters=None, use_nesterov=False, weight_decay=None,
-                 grad_clip=None, name=None, regularization=None, parameter_list=None) -> None:
+    def __init__(
+        self,
+        learning_rate=0.001,
+        momentum=0.9,
+        parameters=None,
+        use_nesterov=False,
+        weight_decay=None,
+        grad_clip=None,
+        name=None,
+        regularization=None,
+        parameter_list=None,
+    ) -> None:
         super().__init__(learning_rate, parameters, weight_decay, grad_clip, name, regularization, parameter_list)
         self._momentum, self._use_nesterov = float(momentum), bool(use_nesterov)
 
     def _op_slots(self, program, startup, param, grad, lr):
         v = self._accumulator(program, startup, "velocity", param)
-        return ({"Param": [param], "Grad": [grad], "Velocity": [v], "LearningRate": [lr]},
-                {"ParamOut": [param], "VelocityOut": [v]},
-                {"mu": self._momentum, "use_nesterov": self._use_nesterov})
+        return (
+            {"Param": [param], "Grad": [grad], "Velocity": [v], "LearningRate": [lr]},
+            {"ParamOut": [param], "VelocityOut": [v]},
+            {"mu": self._momentum, "use_nesterov": self._use_nesterov},
+        )
 
 
 class Adam(Optimizer):
     op_type = "adam"
 
-    def __init__(self, learning_rate=0.001, beta1=0.9, beta2=0.999, epsilon=1e-08, parameters=None,
-                 weight_decay=None, grad_clip=None, lazy_mode=False, name=None, regularization=None,
-                 parameter_list=None) -> None:
+    def __init__(
+        self,
+        learning_rate=0.001,
+        beta1=0.9,
+        beta2=0.999,
+        epsilon=1e-08,
+        parameters=None,
+        weight_decay=None,
+        grad_clip=None,
+        lazy_mode=False,
+        name=None,
+        regularization=None,
+        parameter_list=None,
+    ) -> None:
         super().__init__(learning_rate, parameters, weight_decay, grad_clip, name, regularization, parameter_list)
         self._beta1, self._beta2, self._epsilon, self._lazy = float(beta1), float(beta2), float(epsilon), lazy_mode
 
@@ -145,22 +183,43 @@ class Adam(Optimizer):
         acc = lambda n, fill=0.0, shape=None: self._accumulator(program, startup, n, param, fill, shape)  # noqa: E731
         m1, m2 = acc("moment1"), acc("moment2")
         b1, b2 = acc("beta1_pow_acc", self._beta1, [1]), acc("beta2_pow_acc", self._beta2, [1])
-        return ({"Param": [param], "Grad": [grad], "LearningRate": [lr], "Moment1": [m1], "Moment2": [m2],
-                 "Beta1Pow": [b1], "Beta2Pow": [b2]},
-                {"ParamOut": [param], "Moment1Out": [m1], "Moment2Out": [m2], "Beta1PowOut": [b1],
-                 "Beta2PowOut": [b2]},
-                {"beta1": self._beta1, "beta2": self._beta2, "epsilon": self._epsilon, "lazy_mode": self._lazy})
+        return (
+            {
+                "Param": [param],
+                "Grad": [grad],
+                "LearningRate": [lr],
+                "Moment1": [m1],
+                "Moment2": [m2],
+                "Beta1Pow": [b1],
+                "Beta2Pow": [b2],
+            },
+            {"ParamOut": [param], "Moment1Out": [m1], "Moment2Out": [m2], "Beta1PowOut": [b1], "Beta2PowOut": [b2]},
+            {"beta1": self._beta1, "beta2": self._beta2, "epsilon": self._epsilon, "lazy_mode": self._lazy},
+        )
 
 
 class Adagrad(Optimizer):
     op_type = "adagrad"
 
-    def __init__(self, learning_rate=0.001, epsilon=1e-06, parameters=None, weight_decay=None, grad_clip=None,
-                 name=None, initial_accumulator_value=0.0, regularization=None, parameter_list=None) -> None:
+    def __init__(
+        self,
+        learning_rate=0.001,
+        epsilon=1e-06,
+        parameters=None,
+        weight_decay=None,
+        grad_clip=None,
+        name=None,
+        initial_accumulator_value=0.0,
+        regularization=None,
+        parameter_list=None,
+    ) -> None:
         super().__init__(learning_rate, parameters, weight_decay, grad_clip, name, regularization, parameter_list)
         self._epsilon, self._initial = float(epsilon), float(initial_accumulator_value)
 
     def _op_slots(self, program, startup, param, grad, lr):
         moment = self._accumulator(program, startup, "moment", param, self._initial)
-        return ({"Param": [param], "Grad": [grad], "Moment": [moment], "LearningRate": [lr]},
-                {"ParamOut": [param], "MomentOut": [moment]}, {"epsilon": self._epsilon})
+        return (
+            {"Param": [param], "Grad": [grad], "Moment": [moment], "LearningRate": [lr]},
+            {"ParamOut": [param], "MomentOut": [moment]},
+            {"epsilon": self._epsilon},
+        )

@@ -17,8 +17,9 @@ class CompiledProgram:
     def __init__(self, program_or_graph, build_strategy=None) -> None:
         self._program = program_or_graph
 
-    def with_data_parallel(self, loss_name=None, build_strategy=None, exec_strategy=None, share_vars_from=None,
-                           places=None):
+    def with_data_parallel(
+        self, loss_name=None, build_strategy=None, exec_strategy=None, share_vars_from=None, places=None
+    ):
         return self
 
 
@@ -27,8 +28,26 @@ def cpu_places(device_count=None):
 
 
 __all__ = [
-    "CPUPlace", "CUDAPlace", "CompiledProgram", "Executor", "Parameter", "Program", "Scope", "Variable",
-    "append_backward", "cpu_places", "data", "default_main_program", "default_startup_program", "global_scope",
-    "gradients", "load", "load_inference_model", "nn", "program_guard", "save", "save_inference_model",
+    "CPUPlace",
+    "CUDAPlace",
+    "CompiledProgram",
+    "Executor",
+    "Parameter",
+    "Program",
+    "Scope",
+    "Variable",
+    "append_backward",
+    "cpu_places",
+    "data",
+    "default_main_program",
+    "default_startup_program",
+    "global_scope",
+    "gradients",
+    "load",
+    "load_inference_model",
+    "nn",
+    "program_guard",
+    "save",
+    "save_inference_model",
     "scope_guard",
 ]

@@ -14,7 +14,7 @@ Steps of `append_backward(loss)`:
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from ..ir import FleetgraphError, OpRole, Parameter, Variable, get_op_def
 from ..ir.program import Block, Operator
@@ -86,12 +86,25 @@ def _append_grad_ops(block: Block, targets, sources: set[str], no_grad: set[str]
         if t.name not in requires and t.name not in sources:
             raise FleetgraphError(f"append_backward: {t.name!r} does not depend on any trainable variable")
         if any(d < 0 for d in t.shape):
-            raise FleetgraphError(f"append_backward: target {t.name!r} has shape {list(t.shape)}; "
-                                  "expected a static shape such as [1] (reduce it with mean first)")
+            raise FleetgraphError(
+                f"append_backward: target {t.name!r} has shape {list(t.shape)}; "
+                "expected a static shape such as [1] (reduce it with mean first)"
+            )
         _mark_loss_op(block, t.name)
-    seeds = [dict(type="fill_constant", inputs={}, outputs={"Out": [grad_var_name(t.name)]},
-                  attrs={"shape": list(t.shape), "value": 1.0, "dtype": t.dtype,
-                         "op_role": int(OpRole.Backward | OpRole.Loss)}) for t in targets]
+    seeds = [
+        dict(
+            type="fill_constant",
+            inputs={},
+            outputs={"Out": [grad_var_name(t.name)]},
+            attrs={
+                "shape": list(t.shape),
+                "value": 1.0,
+                "dtype": t.dtype,
+                "op_role": int(OpRole.Backward | OpRole.Loss),
+            },
+        )
+        for t in targets
+    ]
     # step 3: gradient ops, last forward op first
     descs = []
     for op in path:
@@ -147,8 +160,14 @@ def _accumulate(descs: list[dict], block: Block) -> list[dict]:
                     flush(name)
                 else:
                     # an output of the forward op that nothing downstream used: its gradient is zero
-                    out.append(dict(type="fill_zeros_like", inputs={"X": [_forward_name(name)]},
-                                    outputs={"Out": [name]}, attrs={}))
+                    out.append(
+                        dict(
+                            type="fill_zeros_like",
+                            inputs={"X": [_forward_name(name)]},
+                            outputs={"Out": [name]},
+                            attrs={},
+                        )
+                    )
                     pending[name] = [name]
         for names in desc["outputs"].values():
             for i, name in enumerate(names):

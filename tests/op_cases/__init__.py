@@ -3,12 +3,13 @@ the registry and fails for an op that has no case here."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
-CASES: dict[str, list["Case"]] = {}
+CASES: dict[str, list[Case]] = {}
 
 
 @dataclass

@@ -14,35 +14,78 @@ for name, fn in (("add", np.add), ("sub", np.subtract), ("mul", np.multiply), ("
     op = f"elementwise_{name}"
     y_op = positive if name == "div" else rand
     case(op, {"X": rand(3, 4), "Y": y_op(3, 4)}, reference=lambda X, Y, axis, fn=fn: {"Out": fn(X, Y)})
-    case(op, {"X": rand(2, 3, 4), "Y": y_op(3)}, attrs={"axis": 1}, name="axis1",
-         reference=lambda X, Y, axis, fn=fn: {"Out": fn(X, Y.reshape(1, 3, 1))})
-    case(op, {"X": rand(2, 3, 4), "Y": y_op(4)}, name="trailing",
-         reference=lambda X, Y, axis, fn=fn: {"Out": fn(X, Y)})
-    case(op, {"X": rand(2, 3), "Y": y_op(3, 1)}, attrs={"axis": 1}, name="trailing_ones",
-         reference=lambda X, Y, axis, fn=fn: {"Out": fn(X, Y.reshape(1, 3))})
+    case(
+        op,
+        {"X": rand(2, 3, 4), "Y": y_op(3)},
+        attrs={"axis": 1},
+        name="axis1",
+        reference=lambda X, Y, axis, fn=fn: {"Out": fn(X, Y.reshape(1, 3, 1))},
+    )
+    case(op, {"X": rand(2, 3, 4), "Y": y_op(4)}, name="trailing", reference=lambda X, Y, axis, fn=fn: {"Out": fn(X, Y)})
+    case(
+        op,
+        {"X": rand(2, 3), "Y": y_op(3, 1)},
+        attrs={"axis": 1},
+        name="trailing_ones",
+        reference=lambda X, Y, axis, fn=fn: {"Out": fn(X, Y.reshape(1, 3))},
+    )
 
 case("mul", {"X": rand(4, 3), "Y": rand(3, 5)}, reference=lambda X, Y, **a: {"Out": X @ Y})
-case("mul", {"X": rand(2, 3, 4), "Y": rand(12, 2)}, attrs={"x_num_col_dims": 1}, name="flatten",
-     reference=lambda X, Y, **a: {"Out": X.reshape(2, 12) @ Y})
+case(
+    "mul",
+    {"X": rand(2, 3, 4), "Y": rand(12, 2)},
+    attrs={"x_num_col_dims": 1},
+    name="flatten",
+    reference=lambda X, Y, **a: {"Out": X.reshape(2, 12) @ Y},
+)
 case("matmul", {"X": rand(3, 4), "Y": rand(4, 2)}, reference=lambda X, Y, **a: {"Out": X @ Y})
-case("matmul", {"X": rand(2, 4, 3), "Y": rand(2, 2, 4)}, attrs={"transpose_X": True, "transpose_Y": True,
-     "alpha": 0.5}, name="batched_transposed",
-     reference=lambda X, Y, **a: {"Out": 0.5 * np.swapaxes(X, 1, 2) @ np.swapaxes(Y, 1, 2)})
+case(
+    "matmul",
+    {"X": rand(2, 4, 3), "Y": rand(2, 2, 4)},
+    attrs={"transpose_X": True, "transpose_Y": True, "alpha": 0.5},
+    name="batched_transposed",
+    reference=lambda X, Y, **a: {"Out": 0.5 * np.swapaxes(X, 1, 2) @ np.swapaxes(Y, 1, 2)},
+)
 case("matmul", {"X": rand(2, 3, 4), "Y": rand(4, 5)}, name="broadcast", reference=lambda X, Y, **a: {"Out": X @ Y})
-case("scale", {"X": rand(3, 2)}, attrs={"scale": 2.5, "bias": 0.5},
-     reference=lambda X, scale, bias, bias_after_scale: {"Out": X * scale + bias})
-case("scale", {"X": rand(3, 2)}, attrs={"scale": 2.0, "bias": 1.0, "bias_after_scale": False}, name="bias_first",
-     reference=lambda X, scale, bias, bias_after_scale: {"Out": (X + bias) * scale})
-case("sum", {"X": [rand(2, 3, seed=1), rand(2, 3, seed=2), rand(2, 3, seed=3)]},
-     reference=lambda X, **a: {"Out": X[0] + X[1] + X[2]})
-case("reduce_sum", {"X": rand(2, 3, 4)}, attrs={"dim": [1]},
-     reference=lambda X, **a: {"Out": X.sum(axis=1)})
-case("reduce_sum", {"X": rand(2, 3)}, attrs={"reduce_all": True}, name="all",
-     reference=lambda X, **a: {"Out": X.sum().reshape(1)})
-case("reduce_mean", {"X": rand(2, 3, 4)}, attrs={"dim": [0, 2], "keep_dim": True},
-     reference=lambda X, **a: {"Out": X.mean(axis=(0, 2), keepdims=True)})
-case("reduce_mean", {"X": rand(5, 1)}, attrs={"dim": [0], "reduce_all": True}, name="all",
-     reference=lambda X, **a: {"Out": X.mean().reshape(1)})
+case(
+    "scale",
+    {"X": rand(3, 2)},
+    attrs={"scale": 2.5, "bias": 0.5},
+    reference=lambda X, scale, bias, bias_after_scale: {"Out": X * scale + bias},
+)
+case(
+    "scale",
+    {"X": rand(3, 2)},
+    attrs={"scale": 2.0, "bias": 1.0, "bias_after_scale": False},
+    name="bias_first",
+    reference=lambda X, scale, bias, bias_after_scale: {"Out": (X + bias) * scale},
+)
+case(
+    "sum",
+    {"X": [rand(2, 3, seed=1), rand(2, 3, seed=2), rand(2, 3, seed=3)]},
+    reference=lambda X, **a: {"Out": X[0] + X[1] + X[2]},
+)
+case("reduce_sum", {"X": rand(2, 3, 4)}, attrs={"dim": [1]}, reference=lambda X, **a: {"Out": X.sum(axis=1)})
+case(
+    "reduce_sum",
+    {"X": rand(2, 3)},
+    attrs={"reduce_all": True},
+    name="all",
+    reference=lambda X, **a: {"Out": X.sum().reshape(1)},
+)
+case(
+    "reduce_mean",
+    {"X": rand(2, 3, 4)},
+    attrs={"dim": [0, 2], "keep_dim": True},
+    reference=lambda X, **a: {"Out": X.mean(axis=(0, 2), keepdims=True)},
+)
+case(
+    "reduce_mean",
+    {"X": rand(5, 1)},
+    attrs={"dim": [0], "reduce_all": True},
+    name="all",
+    reference=lambda X, **a: {"Out": X.mean().reshape(1)},
+)
 case("mean", {"X": rand(3, 4)}, reference=lambda X: {"Out": X.mean().reshape(1)})
 
 case("relu", {"X": rand(3, 4)}, reference=lambda X: {"Out": np.maximum(X, 0)})
@@ -59,21 +102,49 @@ case("sign", {"X": rand(3, 4)}, reference=lambda X: {"Out": np.sign(X)})
 
 _labels = np.array([[0], [2], [1]], dtype=np.int64)
 _probs = _softmax(rand(3, 4))
-case("cross_entropy", {"X": _probs, "Label": _labels}, outputs={"Y": 1}, no_grad=("Label",),
-     reference=lambda X, Label, **a: {"Y": -np.log(np.take_along_axis(X, Label, 1))})
-case("cross_entropy", {"X": _probs, "Label": _softmax(rand(3, 4, seed=5))}, attrs={"soft_label": True},
-     outputs={"Y": 1}, no_grad=("Label",), name="soft",
-     reference=lambda X, Label, **a: {"Y": -(Label * np.log(X)).sum(1, keepdims=True)})
-case("cross_entropy", {"X": _probs, "Label": np.array([[0], [-100], [1]], dtype=np.int64)},
-     outputs={"Y": 1}, no_grad=("Label",), name="ignore_index",
-     reference=lambda X, Label, **a: {"Y": np.array([[-np.log(X[0, 0])], [0.0], [-np.log(X[2, 1])]])})
+case(
+    "cross_entropy",
+    {"X": _probs, "Label": _labels},
+    outputs={"Y": 1},
+    no_grad=("Label",),
+    reference=lambda X, Label, **a: {"Y": -np.log(np.take_along_axis(X, Label, 1))},
+)
+case(
+    "cross_entropy",
+    {"X": _probs, "Label": _softmax(rand(3, 4, seed=5))},
+    attrs={"soft_label": True},
+    outputs={"Y": 1},
+    no_grad=("Label",),
+    name="soft",
+    reference=lambda X, Label, **a: {"Y": -(Label * np.log(X)).sum(1, keepdims=True)},
+)
+case(
+    "cross_entropy",
+    {"X": _probs, "Label": np.array([[0], [-100], [1]], dtype=np.int64)},
+    outputs={"Y": 1},
+    no_grad=("Label",),
+    name="ignore_index",
+    reference=lambda X, Label, **a: {"Y": np.array([[-np.log(X[0, 0])], [0.0], [-np.log(X[2, 1])]])},
+)
 _logits = rand(3, 4, low=-3, high=3)
-case("softmax_with_cross_entropy", {"Logits": _logits, "Label": _labels},
-     outputs={"Softmax": 1, "Loss": 1}, no_grad=("Label",), loss_outputs=("Loss",),
-     reference=lambda Logits, Label, **a: {
-         "Softmax": _softmax(Logits),
-         "Loss": -np.log(np.take_along_axis(_softmax(Logits), Label, 1))})
-case("softmax_with_cross_entropy", {"Logits": _logits, "Label": _softmax(rand(3, 4, seed=7))},
-     attrs={"soft_label": True}, outputs={"Softmax": 1, "Loss": 1}, no_grad=("Label",),
-     loss_outputs=("Loss",), name="soft",
-     reference=lambda Logits, Label, **a: {"Loss": -(Label * np.log(_softmax(Logits))).sum(1, keepdims=True)})
+case(
+    "softmax_with_cross_entropy",
+    {"Logits": _logits, "Label": _labels},
+    outputs={"Softmax": 1, "Loss": 1},
+    no_grad=("Label",),
+    loss_outputs=("Loss",),
+    reference=lambda Logits, Label, **a: {
+        "Softmax": _softmax(Logits),
+        "Loss": -np.log(np.take_along_axis(_softmax(Logits), Label, 1)),
+    },
+)
+case(
+    "softmax_with_cross_entropy",
+    {"Logits": _logits, "Label": _softmax(rand(3, 4, seed=7))},
+    attrs={"soft_label": True},
+    outputs={"Softmax": 1, "Loss": 1},
+    no_grad=("Label",),
+    loss_outputs=("Loss",),
+    name="soft",
+    reference=lambda Logits, Label, **a: {"Loss": -(Label * np.log(_softmax(Logits))).sum(1, keepdims=True)},
+)

@@ -25,8 +25,10 @@ def naive_conv2d(x, w, stride=(1, 1), pads=(0, 0, 0, 0), dil=(1, 1), groups=1):
                     for ci in range(cg):
                         for p in range(kh):
                             for q in range(kw):
-                                acc += w[o, ci, p, q] * xp[b, g * cg + ci, i * stride[0] + p * dil[0],
-                                                           j * stride[1] + q * dil[1]]
+                                acc += (
+                                    w[o, ci, p, q]
+                                    * xp[b, g * cg + ci, i * stride[0] + p * dil[0], j * stride[1] + q * dil[1]]
+                                )
                     out[b, o, i, j] = acc
     return out
 
@@ -46,7 +48,7 @@ def naive_pool2d(x, k, s, pads=(0, 0, 0, 0), kind="max", exclusive=True, ceil_mo
             h0, w0 = i * s[0] - pads[0], j * s[1] - pads[2]
             h1, w1 = min(h0 + k[0], h + pads[1]), min(w0 + k[1], w + pads[3])
             full = (h1 - h0) * (w1 - w0)
-            win = x[:, :, max(h0, 0):min(h1, h), max(w0, 0):min(w1, w)]
+            win = x[:, :, max(h0, 0) : min(h1, h), max(w0, 0) : min(w1, w)]
             if kind == "max":
                 out[:, :, i, j] = win.max(axis=(2, 3))
             else:
@@ -81,100 +83,240 @@ def batch_stats(x, channel_axis=1):
 def _bn_train_ref(X, Scale, Bias, Mean, Variance, epsilon, data_layout, **a):
     axis = 1 if data_layout == "NCHW" else X.ndim - 1
     m, v = batch_stats(X, axis)
-    return {"Y": naive_batch_norm(X, Scale, Bias, m, v, epsilon, axis), "SavedMean": m,
-            "SavedVariance": 1 / np.sqrt(v + epsilon)}
+    return {
+        "Y": naive_batch_norm(X, Scale, Bias, m, v, epsilon, axis),
+        "SavedMean": m,
+        "SavedVariance": 1 / np.sqrt(v + epsilon),
+    }
 
 
 # -- conv2d ---------------------------------------------------------------------------------------
 
 _conv_outputs = {"Output": 1}
-case("conv2d", {"Input": rand(2, 2, 4, 4), "Filter": rand(3, 2, 2, 2, seed=1)}, outputs=_conv_outputs,
-     reference=lambda Input, Filter, **a: {"Output": naive_conv2d(Input, Filter)})
-case("conv2d", {"Input": rand(1, 2, 5, 5), "Filter": rand(2, 2, 3, 3, seed=2)}, outputs=_conv_outputs,
-     attrs={"strides": [2, 2], "paddings": [1, 1]}, name="stride_pad",
-     reference=lambda Input, Filter, **a: {"Output": naive_conv2d(Input, Filter, (2, 2), (1, 1, 1, 1))})
-case("conv2d", {"Input": rand(1, 4, 5, 5), "Filter": rand(2, 2, 2, 2, seed=3)}, outputs=_conv_outputs,
-     attrs={"groups": 2, "dilations": [2, 2]}, name="groups_dilation",
-     reference=lambda Input, Filter, **a: {"Output": naive_conv2d(Input, Filter, dil=(2, 2), groups=2)})
-case("conv2d", {"Input": rand(1, 2, 4, 5), "Filter": rand(2, 2, 2, 3, seed=4)}, outputs=_conv_outputs,
-     attrs={"paddings": [1, 0, 0, 2], "strides": [1, 2]}, name="asymmetric_pads",
-     reference=lambda Input, Filter, **a: {"Output": naive_conv2d(Input, Filter, (1, 2), (1, 0, 0, 2))})
-case("conv2d", {"Input": rand(1, 2, 5, 5), "Filter": rand(2, 2, 2, 2, seed=5)}, outputs=_conv_outputs,
-     attrs={"padding_algorithm": "SAME", "strides": [2, 2]}, name="same",
-     reference=lambda Input, Filter, **a: {"Output": naive_conv2d(Input, Filter, (2, 2), (0, 1, 0, 1))})
-case("conv2d", {"Input": rand(1, 2, 4, 4), "Filter": rand(2, 2, 3, 3, seed=6)}, outputs=_conv_outputs,
-     attrs={"padding_algorithm": "VALID", "paddings": [5, 5]}, name="valid",
-     reference=lambda Input, Filter, **a: {"Output": naive_conv2d(Input, Filter)})
+case(
+    "conv2d",
+    {"Input": rand(2, 2, 4, 4), "Filter": rand(3, 2, 2, 2, seed=1)},
+    outputs=_conv_outputs,
+    reference=lambda Input, Filter, **a: {"Output": naive_conv2d(Input, Filter)},
+)
+case(
+    "conv2d",
+    {"Input": rand(1, 2, 5, 5), "Filter": rand(2, 2, 3, 3, seed=2)},
+    outputs=_conv_outputs,
+    attrs={"strides": [2, 2], "paddings": [1, 1]},
+    name="stride_pad",
+    reference=lambda Input, Filter, **a: {"Output": naive_conv2d(Input, Filter, (2, 2), (1, 1, 1, 1))},
+)
+case(
+    "conv2d",
+    {"Input": rand(1, 4, 5, 5), "Filter": rand(2, 2, 2, 2, seed=3)},
+    outputs=_conv_outputs,
+    attrs={"groups": 2, "dilations": [2, 2]},
+    name="groups_dilation",
+    reference=lambda Input, Filter, **a: {"Output": naive_conv2d(Input, Filter, dil=(2, 2), groups=2)},
+)
+case(
+    "conv2d",
+    {"Input": rand(1, 2, 4, 5), "Filter": rand(2, 2, 2, 3, seed=4)},
+    outputs=_conv_outputs,
+    attrs={"paddings": [1, 0, 0, 2], "strides": [1, 2]},
+    name="asymmetric_pads",
+    reference=lambda Input, Filter, **a: {"Output": naive_conv2d(Input, Filter, (1, 2), (1, 0, 0, 2))},
+)
+case(
+    "conv2d",
+    {"Input": rand(1, 2, 5, 5), "Filter": rand(2, 2, 2, 2, seed=5)},
+    outputs=_conv_outputs,
+    attrs={"padding_algorithm": "SAME", "strides": [2, 2]},
+    name="same",
+    reference=lambda Input, Filter, **a: {"Output": naive_conv2d(Input, Filter, (2, 2), (0, 1, 0, 1))},
+)
+case(
+    "conv2d",
+    {"Input": rand(1, 2, 4, 4), "Filter": rand(2, 2, 3, 3, seed=6)},
+    outputs=_conv_outputs,
+    attrs={"padding_algorithm": "VALID", "paddings": [5, 5]},
+    name="valid",
+    reference=lambda Input, Filter, **a: {"Output": naive_conv2d(Input, Filter)},
+)
 
 # -- pool2d ---------------------------------------------------------------------------------------
 
-case("pool2d", {"X": rand(2, 2, 4, 4)}, attrs={"ksize": [2, 2], "strides": [2, 2]}, name="max",
-     reference=lambda X, **a: {"Out": naive_pool2d(X, (2, 2), (2, 2))})
-case("pool2d", {"X": rand(1, 2, 5, 5)}, attrs={"ksize": [3, 3], "strides": [2, 2], "paddings": [1, 1]},
-     name="max_padded", reference=lambda X, **a: {"Out": naive_pool2d(X, (3, 3), (2, 2), (1, 1, 1, 1))})
-case("pool2d", {"X": rand(1, 2, 5, 5)}, attrs={"pooling_type": "avg", "ksize": [3, 3], "strides": [2, 2],
-                                               "paddings": [1, 1]}, name="avg_exclusive",
-     reference=lambda X, **a: {"Out": naive_pool2d(X, (3, 3), (2, 2), (1, 1, 1, 1), "avg")})
-case("pool2d", {"X": rand(1, 2, 5, 5)}, attrs={"pooling_type": "avg", "ksize": [3, 3], "strides": [2, 2],
-                                               "paddings": [1, 1], "exclusive": False}, name="avg_inclusive",
-     reference=lambda X, **a: {"Out": naive_pool2d(X, (3, 3), (2, 2), (1, 1, 1, 1), "avg", exclusive=False)})
-case("pool2d", {"X": rand(1, 2, 5, 5)}, attrs={"ksize": [2, 2], "strides": [2, 2], "ceil_mode": True},
-     name="max_ceil_mode", reference=lambda X, **a: {"Out": naive_pool2d(X, (2, 2), (2, 2), ceil_mode=True)})
-case("pool2d", {"X": rand(1, 2, 5, 5)}, attrs={"pooling_type": "avg", "ksize": [2, 2], "strides": [2, 2],
-                                               "ceil_mode": True, "exclusive": False}, name="avg_ceil_mode",
-     reference=lambda X, **a: {"Out": naive_pool2d(X, (2, 2), (2, 2), kind="avg", exclusive=False,
-                                                   ceil_mode=True)})
-case("pool2d", {"X": rand(2, 3, 3, 3)}, attrs={"pooling_type": "avg", "global_pooling": True}, name="global_avg",
-     reference=lambda X, **a: {"Out": X.mean(axis=(2, 3), keepdims=True)})
-case("pool2d", {"X": rand(2, 3, 3, 3)}, attrs={"global_pooling": True}, name="global_max",
-     reference=lambda X, **a: {"Out": X.max(axis=(2, 3), keepdims=True)})
-case("pool2d", {"X": rand(1, 2, 4, 6)}, attrs={"pooling_type": "avg", "adaptive": True, "ksize": [2, 3]},
-     name="adaptive_even", reference=lambda X, **a: {"Out": naive_adaptive_pool2d(X, (2, 3), "avg")})
-case("pool2d", {"X": rand(1, 2, 5, 5)}, attrs={"pooling_type": "avg", "adaptive": True, "ksize": [3, 2]},
-     name="adaptive_uneven_avg", reference=lambda X, **a: {"Out": naive_adaptive_pool2d(X, (3, 2), "avg")})
-case("pool2d", {"X": rand(1, 2, 5, 5)}, attrs={"adaptive": True, "ksize": [3, 2]},
-     name="adaptive_uneven_max", reference=lambda X, **a: {"Out": naive_adaptive_pool2d(X, (3, 2), "max")})
-case("pool2d", {"X": rand(1, 2, 5, 5)}, attrs={"pooling_type": "avg", "adaptive": True, "ksize": [1, 1]},
-     name="adaptive_1x1", reference=lambda X, **a: {"Out": X.mean(axis=(2, 3), keepdims=True)})
-case("pool2d", {"X": rand(1, 2, 5, 5)}, attrs={"ksize": [2, 2], "strides": [2, 2], "padding_algorithm": "SAME"},
-     name="max_same", reference=lambda X, **a: {"Out": naive_pool2d(X, (2, 2), (2, 2), (0, 1, 0, 1))})
+case(
+    "pool2d",
+    {"X": rand(2, 2, 4, 4)},
+    attrs={"ksize": [2, 2], "strides": [2, 2]},
+    name="max",
+    reference=lambda X, **a: {"Out": naive_pool2d(X, (2, 2), (2, 2))},
+)
+case(
+    "pool2d",
+    {"X": rand(1, 2, 5, 5)},
+    attrs={"ksize": [3, 3], "strides": [2, 2], "paddings": [1, 1]},
+    name="max_padded",
+    reference=lambda X, **a: {"Out": naive_pool2d(X, (3, 3), (2, 2), (1, 1, 1, 1))},
+)
+case(
+    "pool2d",
+    {"X": rand(1, 2, 5, 5)},
+    attrs={"pooling_type": "avg", "ksize": [3, 3], "strides": [2, 2], "paddings": [1, 1]},
+    name="avg_exclusive",
+    reference=lambda X, **a: {"Out": naive_pool2d(X, (3, 3), (2, 2), (1, 1, 1, 1), "avg")},
+)
+case(
+    "pool2d",
+    {"X": rand(1, 2, 5, 5)},
+    attrs={"pooling_type": "avg", "ksize": [3, 3], "strides": [2, 2], "paddings": [1, 1], "exclusive": False},
+    name="avg_inclusive",
+    reference=lambda X, **a: {"Out": naive_pool2d(X, (3, 3), (2, 2), (1, 1, 1, 1), "avg", exclusive=False)},
+)
+case(
+    "pool2d",
+    {"X": rand(1, 2, 5, 5)},
+    attrs={"ksize": [2, 2], "strides": [2, 2], "ceil_mode": True},
+    name="max_ceil_mode",
+    reference=lambda X, **a: {"Out": naive_pool2d(X, (2, 2), (2, 2), ceil_mode=True)},
+)
+case(
+    "pool2d",
+    {"X": rand(1, 2, 5, 5)},
+    attrs={"pooling_type": "avg", "ksize": [2, 2], "strides": [2, 2], "ceil_mode": True, "exclusive": False},
+    name="avg_ceil_mode",
+    reference=lambda X, **a: {"Out": naive_pool2d(X, (2, 2), (2, 2), kind="avg", exclusive=False, ceil_mode=True)},
+)
+case(
+    "pool2d",
+    {"X": rand(2, 3, 3, 3)},
+    attrs={"pooling_type": "avg", "global_pooling": True},
+    name="global_avg",
+    reference=lambda X, **a: {"Out": X.mean(axis=(2, 3), keepdims=True)},
+)
+case(
+    "pool2d",
+    {"X": rand(2, 3, 3, 3)},
+    attrs={"global_pooling": True},
+    name="global_max",
+    reference=lambda X, **a: {"Out": X.max(axis=(2, 3), keepdims=True)},
+)
+case(
+    "pool2d",
+    {"X": rand(1, 2, 4, 6)},
+    attrs={"pooling_type": "avg", "adaptive": True, "ksize": [2, 3]},
+    name="adaptive_even",
+    reference=lambda X, **a: {"Out": naive_adaptive_pool2d(X, (2, 3), "avg")},
+)
+case(
+    "pool2d",
+    {"X": rand(1, 2, 5, 5)},
+    attrs={"pooling_type": "avg", "adaptive": True, "ksize": [3, 2]},
+    name="adaptive_uneven_avg",
+    reference=lambda X, **a: {"Out": naive_adaptive_pool2d(X, (3, 2), "avg")},
+)
+case(
+    "pool2d",
+    {"X": rand(1, 2, 5, 5)},
+    attrs={"adaptive": True, "ksize": [3, 2]},
+    name="adaptive_uneven_max",
+    reference=lambda X, **a: {"Out": naive_adaptive_pool2d(X, (3, 2), "max")},
+)
+case(
+    "pool2d",
+    {"X": rand(1, 2, 5, 5)},
+    attrs={"pooling_type": "avg", "adaptive": True, "ksize": [1, 1]},
+    name="adaptive_1x1",
+    reference=lambda X, **a: {"Out": X.mean(axis=(2, 3), keepdims=True)},
+)
+case(
+    "pool2d",
+    {"X": rand(1, 2, 5, 5)},
+    attrs={"ksize": [2, 2], "strides": [2, 2], "padding_algorithm": "SAME"},
+    name="max_same",
+    reference=lambda X, **a: {"Out": naive_pool2d(X, (2, 2), (2, 2), (0, 1, 0, 1))},
+)
 
 # -- batch_norm -----------------------------------------------------------------------------------
 
 _bn_outputs = {"Y": 1, "SavedMean": 1, "SavedVariance": 1}
 _bn_stats = {"Mean": rand(3, seed=8) * 0.1, "Variance": positive(3, seed=9)}
-case("batch_norm", {"X": rand(2, 3, 2, 2), "Scale": positive(3, seed=1), "Bias": rand(3, seed=2), **_bn_stats},
-     outputs=_bn_outputs, loss_outputs=("Y",), no_grad=("Mean", "Variance"), name="nchw_train",
-     reference=_bn_train_ref)
-case("batch_norm", {"X": rand(5, 3), "Scale": positive(3, seed=3), "Bias": rand(3, seed=4), **_bn_stats},
-     outputs=_bn_outputs, loss_outputs=("Y",), no_grad=("Mean", "Variance"), name="rank2_train",
-     reference=_bn_train_ref)
-case("batch_norm", {"X": rand(2, 2, 2, 3), "Scale": positive(3, seed=5), "Bias": rand(3, seed=6), **_bn_stats},
-     attrs={"data_layout": "NHWC"}, outputs=_bn_outputs, loss_outputs=("Y",), no_grad=("Mean", "Variance"),
-     name="nhwc_train", reference=_bn_train_ref)
+case(
+    "batch_norm",
+    {"X": rand(2, 3, 2, 2), "Scale": positive(3, seed=1), "Bias": rand(3, seed=2), **_bn_stats},
+    outputs=_bn_outputs,
+    loss_outputs=("Y",),
+    no_grad=("Mean", "Variance"),
+    name="nchw_train",
+    reference=_bn_train_ref,
+)
+case(
+    "batch_norm",
+    {"X": rand(5, 3), "Scale": positive(3, seed=3), "Bias": rand(3, seed=4), **_bn_stats},
+    outputs=_bn_outputs,
+    loss_outputs=("Y",),
+    no_grad=("Mean", "Variance"),
+    name="rank2_train",
+    reference=_bn_train_ref,
+)
+case(
+    "batch_norm",
+    {"X": rand(2, 2, 2, 3), "Scale": positive(3, seed=5), "Bias": rand(3, seed=6), **_bn_stats},
+    attrs={"data_layout": "NHWC"},
+    outputs=_bn_outputs,
+    loss_outputs=("Y",),
+    no_grad=("Mean", "Variance"),
+    name="nhwc_train",
+    reference=_bn_train_ref,
+)
 for _mode in ({"is_test": True}, {"use_global_stats": True}):
-    case("batch_norm", {"X": rand(2, 3, 2, 2), "Scale": positive(3, seed=7), "Bias": rand(3, seed=8), **_bn_stats},
-         attrs=_mode, outputs=_bn_outputs, loss_outputs=("Y",), no_grad=("Mean", "Variance"),
-         name=next(iter(_mode)),
-         reference=lambda X, Scale, Bias, Mean, Variance, epsilon, **a: {
-             "Y": naive_batch_norm(X, Scale, Bias, Mean, Variance, epsilon), "SavedMean": Mean,
-             "SavedVariance": 1 / np.sqrt(Variance + epsilon)})
+    case(
+        "batch_norm",
+        {"X": rand(2, 3, 2, 2), "Scale": positive(3, seed=7), "Bias": rand(3, seed=8), **_bn_stats},
+        attrs=_mode,
+        outputs=_bn_outputs,
+        loss_outputs=("Y",),
+        no_grad=("Mean", "Variance"),
+        name=next(iter(_mode)),
+        reference=lambda X, Scale, Bias, Mean, Variance, epsilon, **a: {
+            "Y": naive_batch_norm(X, Scale, Bias, Mean, Variance, epsilon),
+            "SavedMean": Mean,
+            "SavedVariance": 1 / np.sqrt(Variance + epsilon),
+        },
+    )
 
 # -- dropout (deterministic settings here; random masks in test_ops_nn.py) -------------------------
 
 _drop_outputs = {"Out": 1, "Mask": 1}
-case("dropout", {"X": rand(3, 4)}, attrs={"is_test": True, "dropout_prob": 0.3}, name="test_downgrade",
-     reference=lambda X, dropout_prob, **a: {"Out": X * (1 - dropout_prob)})
-case("dropout", {"X": rand(3, 4)}, attrs={"is_test": True, "dropout_prob": 0.3,
-                                          "dropout_implementation": "upscale_in_train"}, name="test_upscale",
-     reference=lambda X, **a: {"Out": X})
-case("dropout", {"X": rand(3, 4)}, attrs={"dropout_prob": 0.0, "fix_seed": True, "seed": 3}, name="train_keep_all",
-     outputs=_drop_outputs, loss_outputs=("Out",),
-     reference=lambda X, **a: {"Out": X, "Mask": np.ones(X.shape, dtype=np.uint8)})
-case("dropout", {"X": rand(3, 4)}, attrs={"dropout_prob": 1.0, "fix_seed": True, "seed": 3,
-                                          "dropout_implementation": "upscale_in_train"}, name="train_drop_all",
-     outputs=_drop_outputs, loss_outputs=("Out",),
-     reference=lambda X, **a: {"Out": np.zeros_like(X), "Mask": np.zeros(X.shape, dtype=np.uint8)})
+case(
+    "dropout",
+    {"X": rand(3, 4)},
+    attrs={"is_test": True, "dropout_prob": 0.3},
+    name="test_downgrade",
+    reference=lambda X, dropout_prob, **a: {"Out": X * (1 - dropout_prob)},
+)
+case(
+    "dropout",
+    {"X": rand(3, 4)},
+    attrs={"is_test": True, "dropout_prob": 0.3, "dropout_implementation": "upscale_in_train"},
+    name="test_upscale",
+    reference=lambda X, **a: {"Out": X},
+)
+case(
+    "dropout",
+    {"X": rand(3, 4)},
+    attrs={"dropout_prob": 0.0, "fix_seed": True, "seed": 3},
+    name="train_keep_all",
+    outputs=_drop_outputs,
+    loss_outputs=("Out",),
+    reference=lambda X, **a: {"Out": X, "Mask": np.ones(X.shape, dtype=np.uint8)},
+)
+case(
+    "dropout",
+    {"X": rand(3, 4)},
+    attrs={"dropout_prob": 1.0, "fix_seed": True, "seed": 3, "dropout_implementation": "upscale_in_train"},
+    name="train_drop_all",
+    outputs=_drop_outputs,
+    loss_outputs=("Out",),
+    reference=lambda X, **a: {"Out": np.zeros_like(X), "Mask": np.zeros(X.shape, dtype=np.uint8)},
+)
 
 # -- lookup_table, lookup_table_v2 ----------------------------------------------------------------
 
@@ -187,15 +329,34 @@ def _embed(W, ids, padding_idx):
     return np.where((ids == padding_idx)[..., None] & (padding_idx != -1), 0.0, out)
 
 
-case("lookup_table", {"W": _table, "Ids": _ids}, no_grad=("Ids",),
-     reference=lambda W, Ids, padding_idx, **a: {"Out": _embed(W, Ids[..., 0], padding_idx)})
-case("lookup_table", {"W": _table, "Ids": _ids}, attrs={"padding_idx": 4}, no_grad=("Ids",), name="padding_idx",
-     reference=lambda W, Ids, padding_idx, **a: {"Out": _embed(W, Ids[..., 0], padding_idx)})
-case("lookup_table_v2", {"W": _table, "Ids": _ids[..., 0]}, no_grad=("Ids",),
-     reference=lambda W, Ids, padding_idx, **a: {"Out": _embed(W, Ids, padding_idx)})
-case("lookup_table_v2", {"W": _table, "Ids": _ids[..., 0].astype(np.int32)}, attrs={"padding_idx": 1},
-     no_grad=("Ids",), name="int32_padding_idx",
-     reference=lambda W, Ids, padding_idx, **a: {"Out": _embed(W, Ids, padding_idx)})
+case(
+    "lookup_table",
+    {"W": _table, "Ids": _ids},
+    no_grad=("Ids",),
+    reference=lambda W, Ids, padding_idx, **a: {"Out": _embed(W, Ids[..., 0], padding_idx)},
+)
+case(
+    "lookup_table",
+    {"W": _table, "Ids": _ids},
+    attrs={"padding_idx": 4},
+    no_grad=("Ids",),
+    name="padding_idx",
+    reference=lambda W, Ids, padding_idx, **a: {"Out": _embed(W, Ids[..., 0], padding_idx)},
+)
+case(
+    "lookup_table_v2",
+    {"W": _table, "Ids": _ids[..., 0]},
+    no_grad=("Ids",),
+    reference=lambda W, Ids, padding_idx, **a: {"Out": _embed(W, Ids, padding_idx)},
+)
+case(
+    "lookup_table_v2",
+    {"W": _table, "Ids": _ids[..., 0].astype(np.int32)},
+    attrs={"padding_idx": 1},
+    no_grad=("Ids",),
+    name="int32_padding_idx",
+    reference=lambda W, Ids, padding_idx, **a: {"Out": _embed(W, Ids, padding_idx)},
+)
 
 # -- metrics --------------------------------------------------------------------------------------
 
@@ -206,18 +367,41 @@ def _top_k_ref(X, k):
     return {"Out": np.take_along_axis(X, idx, -1), "Indices": idx}
 
 
-case("top_k", {"X": rand(3, 5)}, attrs={"k": 2}, outputs={"Out": 1, "Indices": 1}, loss_outputs=("Out",),
-     reference=_top_k_ref)
-case("top_k", {"X": rand(2, 2, 4)}, attrs={"k": 4}, outputs={"Out": 1, "Indices": 1}, loss_outputs=("Out",),
-     name="rank3_all", reference=_top_k_ref)
+case(
+    "top_k",
+    {"X": rand(3, 5)},
+    attrs={"k": 2},
+    outputs={"Out": 1, "Indices": 1},
+    loss_outputs=("Out",),
+    reference=_top_k_ref,
+)
+case(
+    "top_k",
+    {"X": rand(2, 2, 4)},
+    attrs={"k": 4},
+    outputs={"Out": 1, "Indices": 1},
+    loss_outputs=("Out",),
+    name="rank3_all",
+    reference=_top_k_ref,
+)
 
 
 def _accuracy_ref(Out, Indices, Label):
     correct = sum(int(Label[i, 0] in Indices[i]) for i in range(len(Label)))
-    return {"Accuracy": np.array([correct / len(Label)], dtype=np.float32),
-            "Correct": np.array([correct], dtype=np.int32), "Total": np.array([len(Label)], dtype=np.int32)}
+    return {
+        "Accuracy": np.array([correct / len(Label)], dtype=np.float32),
+        "Correct": np.array([correct], dtype=np.int32),
+        "Total": np.array([len(Label)], dtype=np.int32),
+    }
 
 
-case("accuracy", {"Out": rand(4, 2), "Indices": np.array([[0, 3], [1, 2], [2, 0], [4, 1]], dtype=np.int64),
-                  "Label": np.array([[3], [0], [2], [1]], dtype=np.int64)},
-     outputs={"Accuracy": 1, "Correct": 1, "Total": 1}, reference=_accuracy_ref)
+case(
+    "accuracy",
+    {
+        "Out": rand(4, 2),
+        "Indices": np.array([[0, 3], [1, 2], [2, 0], [4, 1]], dtype=np.int64),
+        "Label": np.array([[3], [0], [2], [1]], dtype=np.int64),
+    },
+    outputs={"Accuracy": 1, "Correct": 1, "Total": 1},
+    reference=_accuracy_ref,
+)

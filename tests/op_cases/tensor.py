@@ -4,19 +4,54 @@ import numpy as np
 
 from . import case, rand
 
-case("fill_constant", {}, attrs={"shape": [2, 3], "value": 1.5, "dtype": "float64"},
-     reference=lambda **a: {"Out": np.full((2, 3), 1.5)})
+case(
+    "fill_constant",
+    {},
+    attrs={"shape": [2, 3], "value": 1.5, "dtype": "float64"},
+    reference=lambda **a: {"Out": np.full((2, 3), 1.5)},
+)
 case("fill_zeros_like", {"X": rand(2, 3)}, reference=lambda X: {"Out": np.zeros((2, 3))})
 case("assign", {"X": rand(2, 3)}, reference=lambda X: {"Out": X})
-case("cast", {"X": rand(2, 3)}, attrs={"in_dtype": "float64", "out_dtype": "float64"},
-     reference=lambda X, **a: {"Out": X})
-case("reshape2", {"X": rand(2, 3, 4)}, attrs={"shape": [0, -1]}, outputs={"Out": 1, "XShape": 1},
-     loss_outputs=("Out",), reference=lambda X, shape: {"Out": X.reshape(2, 12)})
-case("transpose2", {"X": rand(2, 3, 4)}, attrs={"axis": [2, 0, 1]}, outputs={"Out": 1, "XShape": 1},
-     loss_outputs=("Out",), reference=lambda X, axis: {"Out": X.transpose(2, 0, 1)})
-case("concat", {"X": [rand(2, 3, seed=1), rand(2, 1, seed=2)]}, attrs={"axis": 1},
-     reference=lambda X, axis: {"Out": np.concatenate(X, axis=1)})
-case("split", {"X": rand(4, 6)}, attrs={"num": 3, "axis": 1}, outputs={"Out": 3},
-     reference=lambda X, **a: {"Out": np.split(X, 3, axis=1)})
-case("split", {"X": rand(5, 2)}, attrs={"sections": [2, -1], "axis": 0}, outputs={"Out": 2}, name="sections",
-     reference=lambda X, **a: {"Out": [X[:2], X[2:]]})
+case(
+    "cast",
+    {"X": rand(2, 3)},
+    attrs={"in_dtype": "float64", "out_dtype": "float64"},
+    reference=lambda X, **a: {"Out": X},
+)
+case(
+    "reshape2",
+    {"X": rand(2, 3, 4)},
+    attrs={"shape": [0, -1]},
+    outputs={"Out": 1, "XShape": 1},
+    loss_outputs=("Out",),
+    reference=lambda X, shape: {"Out": X.reshape(2, 12)},
+)
+case(
+    "transpose2",
+    {"X": rand(2, 3, 4)},
+    attrs={"axis": [2, 0, 1]},
+    outputs={"Out": 1, "XShape": 1},
+    loss_outputs=("Out",),
+    reference=lambda X, axis: {"Out": X.transpose(2, 0, 1)},
+)
+case(
+    "concat",
+    {"X": [rand(2, 3, seed=1), rand(2, 1, seed=2)]},
+    attrs={"axis": 1},
+    reference=lambda X, axis: {"Out": np.concatenate(X, axis=1)},
+)
+case(
+    "split",
+    {"X": rand(4, 6)},
+    attrs={"num": 3, "axis": 1},
+    outputs={"Out": 3},
+    reference=lambda X, **a: {"Out": np.split(X, 3, axis=1)},
+)
+case(
+    "split",
+    {"X": rand(5, 2)},
+    attrs={"sections": [2, -1], "axis": 0},
+    outputs={"Out": 2},
+    name="sections",
+    reference=lambda X, **a: {"Out": [X[:2], X[2:]]},
+)
