@@ -7,7 +7,7 @@ import pytest
 from models import fit_a_line_2x
 
 import fleetgraph as paddle
-from fleetgraph.ir import DTypeError, FleetgraphError, KernelError, Program, ShapeError, program_guard
+from fleetgraph.ir import DTypeError, FleetgraphError, KernelError, Program, ShapeError, program_guard, unique_name
 
 XB = np.ones((4, 13), dtype="float32")
 YB = np.ones((4, 1), dtype="float32")
@@ -117,7 +117,7 @@ def test_scope_api_reads_and_sets_tensors(fit):
 def test_random_init_is_seeded_per_program_and_distinct_per_op():
     main, startup = Program(), Program()
     startup.random_seed = 11
-    with program_guard(main, startup):
+    with program_guard(main, startup), unique_name.guard():
         x = paddle.static.data(name="x", shape=[None, 8])
         paddle.static.nn.fc(paddle.static.nn.fc(x, 8), 8)
     values = []
