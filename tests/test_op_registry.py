@@ -17,6 +17,7 @@ COVERED_ELSEWHERE = {
     "uniform_random": "test_ops_misc.py::test_random_ops_are_seeded_and_in_range",
     "gaussian_random": "test_ops_misc.py::test_random_ops_are_seeded_and_in_range",
     "truncated_gaussian_random": "test_ops_misc.py::test_random_ops_are_seeded_and_in_range",
+    "split_selected_rows": "test_ps_ops.py::test_split_selected_rows_renumbers_rows_per_block",
     "sgd": "test_optimizers.py (one step against a NumPy update)",
     "momentum": "test_optimizers.py (one step against a NumPy update)",
     "adam": "test_optimizers.py (one step against a NumPy update)",

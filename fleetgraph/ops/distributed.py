@@ -1,4 +1,110 @@
 """Parameter-server ops: send, recv, barriers, listen_and_serv, and the splits that cut variables
-into blocks."""
+into blocks.
+
+The communication ops are declared here with their Paddle slots and attrs so that transpiled
+programs can be built, printed, saved and verified; the runtime that executes them lives in
+`fleetgraph/executor/comm/`.
+"""
 
 from __future__ import annotations
+
+import numpy as np
+
+from ..ir import InferContext, register_op
+from ..ir.errors import fmt_shape
+from .selected_rows import SelectedRows
+
+_RPC_ATTRS = {"epmap": [], "trainer_id": 0}
+
+register_op(
+    "send",
+    inputs=("X*",),
+    outputs=("Out*?",),
+    attrs={
+        **_RPC_ATTRS,
+        "sections": [],
+        "send_varnames": [],
+        "merge_add": False,
+        "is_sparse": False,
+        "height_sections": [],
+        "k_steps": 0,
+    },
+    side_effect=True,
+)
+register_op("recv", inputs=("X*?",), outputs=("Out*",), attrs={**_RPC_ATTRS, "recv_varnames": []}, side_effect=True)
+for _barrier in ("send_barrier", "fetch_barrier"):
+    register_op(
+        _barrier,
+        inputs=("X*?",),
+        outputs=("Out*?",),
+        attrs={"endpoints": [], "trainer_id": 0, "half_async": False},
+        side_effect=True,
+    )
+
+# distributed_mode: 0 sync, 1 async, 2 half-async, 3 GEO (Paddle's DistributedMode)
+register_op(
+    "listen_and_serv",
+    inputs=("X*?",),
+    attrs={
+        "endpoint": "",
+        "pserver_id": 0,
+        "Fanin": 1,
+        "distributed_mode": 0,
+        "optimize_blocks": [],
+        "grad_to_block_id": [],
+        "k_steps": 0,
+    },
+    side_effect=True,
+)
+
+# -- splitting a variable into row blocks -----------------------------------------------------------
+
+
+def _split_rows_infer(ctx: InferContext, sections_attr: str) -> None:
+    x = ctx.input_var("X")
+    sections = ctx.attr(sections_attr)
+    outs = ctx.op.outputs.get("Out", [])
+    if len(sections) != len(outs):
+        raise ctx.error(f"{len(sections)} sections {sections} but {len(outs)} outputs")
+    if x.shape and x.shape[0] >= 0 and sum(sections) != x.shape[0]:
+        raise ctx.error(
+            f"sections {sections} add up to {sum(sections)} rows, but X '{x.name}' "
+            f"{fmt_shape(x.shape)} has {x.shape[0]}"
+        )
+    for i, rows in enumerate(sections):
+        ctx.set_output("Out", (rows,) + tuple(x.shape[1:]), x.dtype, i=i, type=x.type)
+
+
+def _split_byref(xp, x, *, sections, num, axis):
+    """Row blocks of x as views: no copy ('by reference')."""
+    bounds = np.cumsum([0] + list(sections))
+    return [x[bounds[i] : bounds[i + 1]] for i in range(len(sections))]
+
+
+def _split_selected_rows(xp, x, *, height_sections):
+    """The rows of a sparse gradient that fall in each block, renumbered from the block's first row."""
+    bounds = np.cumsum([0] + list(height_sections))
+    rows = np.asarray(x.rows)
+    parts = []
+    for i, height in enumerate(height_sections):
+        keep = (rows >= bounds[i]) & (rows < bounds[i + 1])
+        parts.append(SelectedRows(rows[keep] - bounds[i], x.value[xp.asarray(keep)], int(height)))
+    return parts
+
+
+register_op(
+    "split_byref",
+    inputs=("X",),
+    outputs=("Out*",),
+    attrs={"sections": [], "num": 0, "axis": 0},
+    infer_shape=lambda ctx: _split_rows_infer(ctx, "sections"),
+    kernel=_split_byref,
+)
+register_op(
+    "split_selected_rows",
+    inputs=("X",),
+    outputs=("Out*",),
+    attrs={"height_sections": []},
+    infer_shape=lambda ctx: _split_rows_infer(ctx, "height_sections"),
+    kernel=_split_selected_rows,
+)

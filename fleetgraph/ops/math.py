@@ -5,6 +5,7 @@ from __future__ import annotations
 from ..ir import InferContext, make_grad_op, register_op
 from ..ir.errors import fmt_shape
 from ._common import aligned_y_shape, broadcast_dims, normalize_axis, prod, same_shape
+from .selected_rows import SelectedRows, merge_dense
 
 # -- elementwise --------------------------------------------------------------------------------
 
@@ -266,6 +267,10 @@ register_op(
 
 
 def _scale_kernel(xp, x, *, scale, bias, bias_after_scale):
+    if isinstance(x, SelectedRows):  # a sparse gradient scaled on a pserver
+        return SelectedRows(
+            x.rows, _scale_kernel(xp, x.value, scale=scale, bias=bias, bias_after_scale=bias_after_scale), x.height
+        )
     if bias == 0.0:
         return x * x.dtype.type(scale)
     if bias_after_scale:
@@ -309,8 +314,6 @@ def _sum_infer(ctx: InferContext) -> None:
 
 
 def _sum_kernel(xp, xs):
-    from .selected_rows import SelectedRows, merge_dense
-
     if any(isinstance(x, SelectedRows) for x in xs):
         return merge_dense(xp, xs)
     out = xs[0] + xs[1] if len(xs) > 1 else xs[0].copy()

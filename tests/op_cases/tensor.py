@@ -55,3 +55,10 @@ case(
     name="sections",
     reference=lambda X, **a: {"Out": [X[:2], X[2:]]},
 )
+case(
+    "split_byref",
+    {"X": rand(5, 2)},
+    attrs={"sections": [3, 2]},
+    outputs={"Out": 2},
+    reference=lambda X, **a: {"Out": [X[:3], X[3:]]},
+)

@@ -1,0 +1,216 @@
+"""`DistributeTranspiler`: Paddle's stateful API as a thin facade over the pure passes.
+
+`transpile()` computes one plan and builds the trainer's programs; `get_pserver_program(s)` and
+`get_startup_program` build a pserver's on demand. As in Paddle, a trainer runs the startup program
+it was given (by default `default_startup_program()`), so `transpile()` writes the trainer's startup
+ops into that program in place. That is the one mutation: the main program is left as it was and
+every builder works on copies.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..ir import FleetgraphError, Program, default_main_program, default_startup_program
+from .ps_plan import ASYNC, GEO, HALF_ASYNC, SYNC, DistPlan, HashName, RoundRobin, make_plan
+from .ps_pserver import build_pserver_program, build_pserver_startup
+from .ps_trainer import build_trainer_program, build_trainer_startup
+
+
+class DistributeTranspilerConfig:
+    """Knobs of the transpile. `sync_mode` left unset follows `transpile(sync_mode=...)`, and is sync
+    unless half_async or geo_sgd_mode asks otherwise; set in both places it must agree."""
+
+    def __init__(self) -> None:
+        self.slice_var_up = True
+        self.split_method = RoundRobin
+        self.min_block_size = 8192
+        self.mode = "pserver"
+        self.half_async = False
+        self.geo_sgd_mode = False
+        self.geo_sgd_need_push_nums = 100
+        self.fuse_all_reduce_ops = False
+        self.fuse_grad_size_in_MB = 32
+        self.print_log = False
+        self._sync_mode: bool | None = None
+
+    @property
+    def sync_mode(self) -> bool:
+        return self._sync_mode if self._sync_mode is not None else not (self.half_async or self.geo_sgd_mode)
+
+    @sync_mode.setter
+    def sync_mode(self, value: bool) -> None:
+        self._sync_mode = bool(value)
+
+
+def resolve_mode(config: DistributeTranspilerConfig, sync_mode: bool | None) -> int:
+    """The one distributed mode that the arguments and the config agree on, or a clear error."""
+    if sync_mode is not None and config._sync_mode is not None and bool(sync_mode) != config._sync_mode:
+        raise FleetgraphError(
+            f"transpile: sync_mode={bool(sync_mode)} but config.sync_mode={config._sync_mode}; "
+            "expected them to agree (set one of them)"
+        )
+    if config.half_async and config.geo_sgd_mode:
+        raise FleetgraphError("transpile: config.half_async and config.geo_sgd_mode are both set; expected at most one")
+    explicit = sync_mode if sync_mode is not None else config._sync_mode
+    if explicit and (config.half_async or config.geo_sgd_mode):
+        kind = "half_async" if config.half_async else "geo_sgd_mode"
+        raise FleetgraphError(f"transpile: config.{kind} needs sync_mode=False, got sync_mode=True")
+    sync = explicit if explicit is not None else not (config.half_async or config.geo_sgd_mode)
+    if sync:
+        return SYNC
+    return GEO if config.geo_sgd_mode else HALF_ASYNC if config.half_async else ASYNC
+
+
+def parse_endpoints(text, what: str = "pservers") -> list[str]:
+    """'ip:port,ip:port' (spaces allowed) -> ['ip:port', 'ip:port'], or an error showing the form."""
+    example = "expected 'ip:port[,ip:port...]', e.g. '127.0.0.1:6174,127.0.0.1:6175'"
+    if isinstance(text, (list, tuple)):
+        text = ",".join(text)
+    if not isinstance(text, str) or not text.strip():
+        raise FleetgraphError(f"transpile: {what} {text!r} is empty; {example}")
+    endpoints = [e.strip() for e in text.split(",")]
+    for ep in endpoints:
+        host, _, port = ep.rpartition(":")
+        if not host or not port.isdigit() or not 0 < int(port) < 65536:
+            raise FleetgraphError(f"transpile: {what} {text!r} is malformed at {ep!r}; {example}")
+    if len(set(endpoints)) != len(endpoints):
+        raise FleetgraphError(f"transpile: {what} {text!r} lists an endpoint twice")
+    return endpoints
+
+
+@dataclass
+class CollectivePlan:
+    endpoints: list[str]
+    rank: int
+    buckets: list = field(default_factory=list)
+
+    def __str__(self) -> str:
+        lines = [f"CollectivePlan: {len(self.endpoints)} ranks, this is rank {self.rank} ({self.endpoints[self.rank]})"]
+        for i, b in enumerate(self.buckets):
+            lines.append(f"  bucket {i}: {len(b.grads)} gradients, {b.nbytes / 2**20:.1f} MiB {b.dtype}")
+        return "\n".join(lines)
+
+
+class DistributeTranspiler:
+    def __init__(self, config: DistributeTranspilerConfig | None = None) -> None:
+        self.config = config or DistributeTranspilerConfig()
+        self.plan: DistPlan | CollectivePlan | None = None
+        self._pserver_programs: dict[str, Program] = {}
+
+    def transpile(
+        self,
+        trainer_id: int,
+        program: Program | None = None,
+        pservers: str = "127.0.0.1:6174",
+        trainers=1,
+        sync_mode: bool | None = None,
+        startup_program: Program | None = None,
+        current_endpoint: str = "127.0.0.1:6174",
+    ) -> None:
+        self.origin_program = program or default_main_program()
+        self.startup_program = startup_program or default_startup_program()
+        self._origin_startup = self.startup_program.clone()
+        self.trainer_id = trainer_id
+        if self.config.mode == "collective":
+            self._transpile_collective(trainer_id, trainers, current_endpoint)
+        elif self.config.mode == "pserver":
+            self._transpile_pserver(trainer_id, pservers, trainers, sync_mode)
+        else:
+            raise FleetgraphError(
+                f"transpile: config.mode expected 'pserver' or 'collective', got {self.config.mode!r}"
+            )
+
+    def _transpile_pserver(self, trainer_id, pservers, trainers, sync_mode) -> None:
+        endpoints = parse_endpoints(pservers)
+        if not isinstance(trainers, int) or trainers < 1:
+            raise FleetgraphError(f"transpile: trainers expected a positive int, got {trainers!r}")
+        _check_rank(trainer_id, trainers, "trainer_id")
+        split = self.config.split_method
+        if split not in (RoundRobin, HashName):
+            raise FleetgraphError(f"transpile: config.split_method expected RoundRobin or HashName, got {split!r}")
+        self.mode = resolve_mode(self.config, sync_mode)
+        self.plan = make_plan(
+            self.origin_program,
+            endpoints,
+            trainers,
+            mode=self.mode,
+            slice_var_up=self.config.slice_var_up,
+            min_block_size=self.config.min_block_size,
+            split_method=split,
+            k_steps=self.config.geo_sgd_need_push_nums,
+        )
+        self._trainer_program = build_trainer_program(self.origin_program, self.plan, trainer_id)
+        startup = build_trainer_startup(self._origin_startup, self._trainer_program, self.plan, trainer_id)
+        _replace_program(self.startup_program, startup)
+        self.pserver_endpoints = endpoints
+
+    def _transpile_collective(self, rank, trainers, current_endpoint) -> None:
+        from .collective import collective_startup, insert_allreduce
+        from .fuse_allreduce import fuse_allreduce_with_plan
+
+        endpoints = parse_endpoints(trainers, "trainers")
+        _check_rank(rank, len(endpoints), "trainer_id")
+        if current_endpoint and current_endpoint != "127.0.0.1:6174" and current_endpoint != endpoints[rank]:
+            raise FleetgraphError(
+                f"transpile: current_endpoint {current_endpoint!r} is not rank {rank}'s endpoint {endpoints[rank]!r}"
+            )
+        main = insert_allreduce(self.origin_program, nranks=len(endpoints))
+        buckets = []
+        if self.config.fuse_all_reduce_ops:
+            main, buckets = fuse_allreduce_with_plan(main, fuse_grad_size_in_MB=self.config.fuse_grad_size_in_MB)
+        startup = collective_startup(self._origin_startup, nranks=len(endpoints), rank=rank, endpoints=endpoints)
+        _replace_program(self.startup_program, startup)
+        self._trainer_program = main
+        self.plan = CollectivePlan(endpoints, rank, buckets)
+
+    # -- Paddle's getters ------------------------------------------------------------------------
+    def get_trainer_program(self, wait_port: bool = True) -> Program:
+        self._check_transpiled()
+        return self._trainer_program
+
+    def get_trainer_startup_program(self) -> Program:
+        self._check_transpiled()
+        return self.startup_program
+
+    def get_pserver_program(self, endpoint: str) -> Program:
+        self._check_pserver_mode()
+        if endpoint not in self._pserver_programs:
+            self._pserver_programs[endpoint] = build_pserver_program(self.origin_program, self.plan, endpoint)
+        return self._pserver_programs[endpoint]
+
+    def get_pserver_programs(self, endpoint: str) -> tuple[Program, Program]:
+        main = self.get_pserver_program(endpoint)
+        return main, self.get_startup_program(endpoint, main)
+
+    def get_startup_program(
+        self, endpoint: str, pserver_program: Program | None = None, startup_program: Program | None = None
+    ) -> Program:
+        self._check_pserver_mode()
+        main = pserver_program or self.get_pserver_program(endpoint)
+        return build_pserver_startup(
+            startup_program or self._origin_startup, main, self.plan, endpoint, self.origin_program
+        )
+
+    def _check_transpiled(self) -> None:
+        if self.plan is None:
+            raise FleetgraphError("DistributeTranspiler: call transpile() first")
+
+    def _check_pserver_mode(self) -> None:
+        self._check_transpiled()
+        if not isinstance(self.plan, DistPlan):
+            raise FleetgraphError("DistributeTranspiler: pserver programs exist only in mode 'pserver'")
+
+
+def _check_rank(rank, count: int, what: str) -> None:
+    if not isinstance(rank, int) or not 0 <= rank < count:
+        raise FleetgraphError(f"transpile: {what} {rank!r} is out of range; expected 0 <= {what} < {count}")
+
+
+def _replace_program(dst: Program, src: Program) -> None:
+    """Make `dst` hold `src`'s blocks (the documented in-place update of the trainer's startup)."""
+    dst.blocks = src.blocks
+    for block in dst.blocks:
+        block.program = dst
+    dst.current_block_idx = 0
+    dst._bump()

@@ -1,0 +1,233 @@
+"""The parameter-server plan: which row block of which parameter lives on which pserver.
+
+One `DistPlan` is computed from the program and the config, and both the trainer and the pserver
+builders read it, so the two sides cannot disagree. Steps of `make_plan`:
+  1. find the (param, grad) pairs from the optimize ops, in their order (sorted by name, as Paddle's
+     optimizer emits them);
+  2. cut each parameter into row blocks (Paddle's `slice_variable`: at most one block per pserver,
+     at least `min_block_size` elements each, whole rows);
+  3. dispatch the blocks, in order, to the pservers with the split method.
+"""
+
+from __future__ import annotations
+
+import math
+import zlib
+from dataclasses import dataclass, field
+
+from ..ir import FleetgraphError, OpRole, Program, VarType
+from ..ir.errors import close_matches
+
+SYNC, ASYNC, HALF_ASYNC, GEO = 0, 1, 2, 3  # Paddle's DistributedMode, also listen_and_serv's attr
+MODE_NAMES = {SYNC: "sync", ASYNC: "async", HALF_ASYNC: "half_async", GEO: "geo"}
+
+
+class RoundRobin:
+    """Blocks go to the pservers in turn."""
+
+    def __init__(self, endpoints: list[str]) -> None:
+        self.endpoints = endpoints
+
+    def dispatch(self, blocks: list[VarBlock]) -> list[str]:
+        return [self.endpoints[i % len(self.endpoints)] for i in range(len(blocks))]
+
+
+class HashName:
+    """A block goes to the pserver its name hashes to (CRC-32: unlike Python's salted `hash`, every
+    process gets the same answer). Where that pserver already holds a block of the same parameter,
+    the next free one takes it: two blocks of one parameter on one pserver would share that
+    parameter's unsliced optimizer state (Adam's beta powers) and update it twice a step."""
+
+    def __init__(self, endpoints: list[str]) -> None:
+        self.endpoints = endpoints
+
+    def dispatch(self, blocks: list[VarBlock]) -> list[str]:
+        n, taken, out = len(self.endpoints), {}, []
+        for b in blocks:
+            used = taken.setdefault(b.param, set())
+            i = zlib.crc32(b.name.encode()) % n
+            while i in used:
+                i = (i + 1) % n
+            used.add(i)
+            out.append(self.endpoints[i])
+        return out
+
+
+@dataclass(frozen=True)
+class VarBlock:
+    """Rows [offset, offset + rows) of a parameter, kept on `endpoint`."""
+
+    param: str
+    index: int
+    offset: int
+    rows: int
+    shape: tuple[int, ...]
+    endpoint: str
+    split: bool  # the parameter has more than one block, so names carry '.block<i>'
+
+    @property
+    def name(self) -> str:
+        return f"{self.param}.block{self.index}" if self.split else self.param
+
+    def sliced(self, var_name: str) -> str:
+        """The name of this block's slice of a variable shaped like the parameter."""
+        return f"{var_name}.block{self.index}" if self.split else var_name
+
+    def grad_name(self, grad: str, trainer_id: int | None = None) -> str:
+        """'w@GRAD.block0', with '.trainer_<id>' when trainers send separately named copies."""
+        name = self.sliced(grad)
+        return name if trainer_id is None else f"{name}.trainer_{trainer_id}"
+
+    @property
+    def numel(self) -> int:
+        return math.prod(self.shape)
+
+
+@dataclass
+class ParamPlan:
+    param: str
+    grad: str
+    shape: tuple[int, ...]
+    dtype: str
+    sparse: bool
+    blocks: list[VarBlock] = field(default_factory=list)
+
+    @property
+    def sections(self) -> list[int]:
+        return [b.rows for b in self.blocks]
+
+
+@dataclass
+class DistPlan:
+    endpoints: list[str]
+    trainers: int
+    mode: int
+    params: list[ParamPlan]
+    k_steps: int = 0
+
+    @property
+    def sync(self) -> bool:
+        return self.mode == SYNC
+
+    def param(self, name: str) -> ParamPlan:
+        for p in self.params:
+            if p.param == name:
+                return p
+        raise FleetgraphError(f"plan: no parameter {name!r}{close_matches(name, [p.param for p in self.params])}")
+
+    def blocks_on(self, endpoint: str) -> list[tuple[ParamPlan, VarBlock]]:
+        return [(p, b) for p in self.params for b in p.blocks if b.endpoint == endpoint]
+
+    def grad_suffix_trainer(self, trainer_id: int) -> int | None:
+        """Sync training with several trainers names each trainer's gradient copies apart."""
+        return trainer_id if self.sync and self.trainers > 1 else None
+
+    def bytes_per_step(self, endpoint: str) -> tuple[int, int]:
+        """(bytes each trainer sends to, bytes it receives from) `endpoint` in one step (dense upper
+        bound for sparse gradients)."""
+        total = sum(b.numel * _itemsize(p.dtype) for p, b in self.blocks_on(endpoint))
+        return total, total
+
+    def __str__(self) -> str:
+        lines = [
+            f"DistPlan: {MODE_NAMES[self.mode]}, {self.trainers} trainers, {len(self.endpoints)} pservers"
+            + (f", GEO every {self.k_steps} steps" if self.mode == GEO else "")
+        ]
+        for ep in self.endpoints:
+            sent, received = self.bytes_per_step(ep)
+            lines.append(
+                f"  pserver {ep}: sends {_fmt_bytes(sent)}/step to it, "
+                f"receives {_fmt_bytes(received)}/step from it (per trainer)"
+            )
+            for p, b in self.blocks_on(ep):
+                kind = ", sparse" if p.sparse else ""
+                lines.append(
+                    f"    {b.name}: rows {b.offset}:{b.offset + b.rows} of {p.param} "
+                    f"{list(p.shape)} -> {list(b.shape)} {p.dtype}{kind}"
+                )
+        return "\n".join(lines)
+
+
+def _itemsize(dtype: str) -> int:
+    return {"float16": 2, "float32": 4, "float64": 8, "int32": 4, "int64": 8}.get(dtype, 4)
+
+
+def _fmt_bytes(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n} B"
+
+
+def params_grads_of(program: Program) -> list[tuple[str, str]]:
+    """(param, grad) names from the optimize ops that update parameters, in program order."""
+    pairs, seen = [], set()
+    block = program.global_block()
+    for op in block.ops:
+        role_var = op.attrs.get("op_role_var", [])
+        if op.attrs.get("op_role", 0) & OpRole.Optimize and len(role_var) == 2 and "Param" in op.inputs:
+            param, grad = role_var
+            if param not in seen:
+                seen.add(param)
+                pairs.append((param, grad))
+    if not pairs:
+        raise FleetgraphError(
+            "transpile: the program has no optimize ops; expected a program after optimizer.minimize(loss)"
+        )
+    return pairs
+
+
+def slice_rows(shape: tuple[int, ...], slice_count: int, min_block_size: int) -> list[int]:
+    """Rows per block, as Paddle's slice_variable: blocks of about numel / count elements, at least
+    min_block_size, rounded up to whole rows."""
+    numel = math.prod(shape)
+    split_count = max(1, min(slice_count, numel // min_block_size))
+    block_size = math.ceil(numel / split_count)
+    width = math.prod(shape[1:]) if len(shape) > 1 else 1
+    if block_size % width:
+        block_size += width - block_size % width
+    rows_per_block = block_size // width
+    rows, sections = shape[0], []
+    while rows > 0:
+        sections.append(min(rows_per_block, rows))
+        rows -= sections[-1]
+    return sections
+
+
+def make_plan(
+    program: Program,
+    endpoints: list[str],
+    trainers: int,
+    *,
+    mode: int,
+    slice_var_up: bool = True,
+    min_block_size: int = 8192,
+    split_method=RoundRobin,
+    k_steps: int = 0,
+) -> DistPlan:
+    block = program.global_block()
+    params = []
+    for param, grad in params_grads_of(program):  # step 1
+        var = block.var(param)
+        grad_var = block._find_var_recursive(grad)
+        sparse = grad_var is not None and grad_var.type == VarType.SELECTED_ROWS
+        if any(d < 0 for d in var.shape):
+            raise FleetgraphError(f"transpile: parameter {param!r} has shape {list(var.shape)}; expected it known")
+        sections = (
+            slice_rows(var.shape, len(endpoints), min_block_size)
+            if slice_var_up and var.shape
+            else [var.shape[0] if var.shape else 1]
+        )
+        plan = ParamPlan(param, grad, var.shape, var.dtype, sparse)
+        offset = 0
+        for i, rows in enumerate(sections):  # step 2
+            shape = (rows,) + tuple(var.shape[1:]) if var.shape else ()
+            plan.blocks.append(VarBlock(param, i, offset, rows, shape, "", len(sections) > 1))
+            offset += rows
+        params.append(plan)
+    all_blocks = [b for p in params for b in p.blocks]
+    placed = dict(zip([b.name for b in all_blocks], split_method(endpoints).dispatch(all_blocks)))
+    for p in params:  # step 3
+        p.blocks = [VarBlock(b.param, b.index, b.offset, b.rows, b.shape, placed[b.name], b.split) for b in p.blocks]
+    return DistPlan(list(endpoints), trainers, mode, params, k_steps)

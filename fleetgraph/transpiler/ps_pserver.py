@@ -1,0 +1,176 @@
+"""Build a pserver's main and startup programs from a `DistPlan`.
+
+Steps of `build_pserver_program`:
+  1. find, for each parameter block this pserver owns, the optimize ops of its parameter
+     (regularization, per-parameter learning rate, the optimizer op) and the names they take on
+     the block: the parameter and every variable shaped like it are cut to the block's rows
+     ('w.block0', 'w_moment1_0.block0'), the gradient is the block's ('w@GRAD.block0');
+  2. declare in block 0 every variable the sub-blocks name, and what the trainers send;
+  3. one optimize sub-block per parameter block: sync with several trainers first sums the
+     trainers' gradient copies and scales by 1/trainers; GEO only adds the pushed delta;
+  4. block 0's one op: listen_and_serv, naming the endpoint, Fanin (trainers), the mode, the optimize
+     blocks and which received variable feeds which block.
+
+`build_pserver_startup` keeps the startup's init ops of the variables this pserver holds; an init
+op of a sliced variable is cut to the block's shape and writes the block.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..ir import FleetgraphError, OpRole, Program, verify
+from ..ir.errors import close_matches
+from ..ir.program import Block, Operator, Variable
+from .ps_plan import GEO, DistPlan, ParamPlan, VarBlock
+from .ps_trainer import delta_name
+
+
+@dataclass(frozen=True)
+class _Served:
+    """A variable of the pserver program and where it comes from in the trainer's program."""
+
+    name: str
+    origin: str
+    shape: tuple[int, ...]
+    sliced: bool
+
+
+def build_pserver_program(program: Program, plan: DistPlan, endpoint: str) -> Program:
+    _check_endpoint(plan, endpoint)
+    pserver = Program()
+    pserver.random_seed = program.random_seed
+    root = pserver.global_block()
+    origin = program.global_block()
+    optimize_blocks, grad_to_block = [], []
+    for p, b in plan.blocks_on(endpoint):
+        ops, served = _block_ops(origin, plan, p, b)  # step 1
+        for s in served:  # step 2
+            _declare(root, origin.var_recursive(s.origin), s)
+        received = _received_names(plan, p, b)
+        for name in received:
+            root.create_var(name, b.shape, p.dtype, type=origin.var_recursive(p.grad).type)
+        sub = pserver._create_block(0)  # step 3
+        _append_merge(sub, plan, p, b, received)
+        for op in ops:
+            sub.append_op(op.type, _renamed(op.inputs, served), _renamed(op.outputs, served), op.attrs)
+        pserver._rollback()
+        optimize_blocks.append(sub.idx)
+        grad_to_block.append(f"{_merged_grad(plan, p, b)}:{sub.idx}")
+    root.append_op(
+        "listen_and_serv",
+        attrs={  # step 4
+            "endpoint": endpoint,
+            "pserver_id": plan.endpoints.index(endpoint),
+            "Fanin": plan.trainers,
+            "distributed_mode": plan.mode,
+            "optimize_blocks": optimize_blocks,
+            "grad_to_block_id": grad_to_block,
+            "k_steps": plan.k_steps,
+            "op_role": int(OpRole.RPC),
+        },
+    )
+    return verify(pserver)
+
+
+def build_pserver_startup(
+    startup: Program, pserver_main: Program, plan: DistPlan, endpoint: str, origin_main: Program
+) -> Program:
+    _check_endpoint(plan, endpoint)
+    served: dict[str, dict[str, _Served]] = {}  # origin name -> pserver name -> variable
+    for p, b in plan.blocks_on(endpoint):
+        for s in _block_ops(origin_main.global_block(), plan, p, b)[1]:
+            if pserver_main.global_block().var(s.name).persistable:
+                served.setdefault(s.origin, {})[s.name] = s
+    out = Program()
+    out.random_seed = startup.random_seed
+    block, source = out.global_block(), startup.global_block()
+    for op in source.ops:
+        for target in [s for name in op.output_arg_names for s in served.get(name, {}).values()]:
+            _declare(block, source.var(target.origin), target)
+            block.append_op(op.type, op.inputs, {slot: [target.name] for slot in op.outputs}, _init_attrs(op, target))
+    return verify(out)
+
+
+def _check_endpoint(plan: DistPlan, endpoint: str) -> None:
+    if endpoint not in plan.endpoints:
+        raise FleetgraphError(
+            f"pserver endpoint {endpoint!r} is not one of the pservers {plan.endpoints}"
+            f"{close_matches(endpoint, plan.endpoints)}"
+        )
+
+
+def _block_ops(origin: Block, plan: DistPlan, p: ParamPlan, b: VarBlock) -> tuple[list[Operator], list[_Served]]:
+    """The parameter's optimize ops and the pserver variables they name on block `b` (step 1)."""
+    if plan.mode == GEO:
+        return [], [_Served(b.name, p.param, b.shape, b.split)]
+    ops = [
+        op
+        for op in origin.ops
+        if op.attrs.get("op_role", 0) & OpRole.Optimize and op.attrs.get("op_role_var", [None])[0] == p.param
+    ]
+    served = {
+        p.param: _Served(b.name, p.param, b.shape, b.split),
+        p.grad: _Served(_merged_grad(plan, p, b), p.grad, b.shape, b.split),
+    }
+    for op in ops:
+        for name in op.input_arg_names + op.output_arg_names:
+            if name not in served:
+                var = origin.var_recursive(name)
+                sliced = tuple(var.shape) == tuple(p.shape) and b.split
+                served[name] = _Served(
+                    b.sliced(name) if sliced else name, name, b.shape if sliced else var.shape, sliced
+                )
+    return ops, list(served.values())
+
+
+def _merged_grad(plan: DistPlan, p: ParamPlan, b: VarBlock) -> str:
+    return delta_name(b.name) if plan.mode == GEO else b.grad_name(p.grad)
+
+
+def _received_names(plan: DistPlan, p: ParamPlan, b: VarBlock) -> list[str]:
+    """What the trainers send for block `b`: one copy per trainer in sync mode with several."""
+    if plan.mode == GEO:
+        return [delta_name(b.name)]
+    if plan.grad_suffix_trainer(0) is None:
+        return [b.grad_name(p.grad)]
+    return [b.grad_name(p.grad, t) for t in range(plan.trainers)]
+
+
+def _append_merge(sub: Block, plan: DistPlan, p: ParamPlan, b: VarBlock, received: list[str]) -> None:
+    if plan.mode == GEO:
+        sub.append_op("sum", {"X": [b.name, received[0]]}, {"Out": [b.name]}, {"op_role": int(OpRole.Optimize)})
+    elif len(received) > 1:
+        merged = b.grad_name(p.grad)
+        role = {"op_role": int(OpRole.Optimize), "op_role_var": [p.param, p.grad]}
+        sub.append_op("sum", {"X": received}, {"Out": [merged]}, role)
+        sub.append_op("scale", {"X": [merged]}, {"Out": [merged]}, {"scale": 1.0 / plan.trainers, **role})
+
+
+def _declare(block: Block, template: Variable, s: _Served) -> None:
+    if not block.has_var(s.name):
+        block.create_var(
+            s.name,
+            s.shape,
+            template.dtype,
+            type=template.type,
+            persistable=template.persistable,
+            lod_level=template.lod_level,
+        )
+
+
+def _renamed(slots: dict, served: list[_Served]) -> dict:
+    names = {s.origin: s.name for s in served}
+    return {slot: [names.get(n, n) for n in vs] for slot, vs in slots.items()}
+
+
+def _init_attrs(op: Operator, target: _Served) -> dict:
+    attrs = dict(op.attrs)
+    if target.sliced:
+        if "shape" not in attrs:
+            raise FleetgraphError(
+                f"pserver startup: cannot cut init op {op.type} of {target.origin!r} to block "
+                f"{target.name!r}; expected an init op with a 'shape' attr"
+            )
+        attrs["shape"] = list(target.shape)
+    return attrs

@@ -1,0 +1,171 @@
+"""Build a trainer's main and startup programs from a `DistPlan`.
+
+Steps of `build_trainer_program`:
+  1. clone the program and drop its optimize ops, which the pservers run (GEO keeps them: the
+     trainer updates a local copy);
+  2. in sync mode with several trainers, rename each gradient to this trainer's copy
+     ('w@GRAD.trainer_0');
+  3. right after each gradient's last producer, cut it into the plan's blocks (split_byref, or
+     split_selected_rows for a sparse gradient) and send the blocks to their pservers; GEO instead
+     sends each parameter after the optimize ops, the runtime turning it into a delta every k steps;
+  4. sync: one send_barrier after the last send;
+  5. recv every parameter block (GEO: the runtime pulls after pushing), then sync: fetch_barrier;
+  6. concat the blocks of each sliced parameter back into the parameter;
+  7. drop variables no op names any more, and verify.
+
+`build_trainer_startup` keeps the startup's init ops of the variables the trainer still uses, then
+receives every parameter from the pservers (steps 5 and 6), so all trainers start from the same
+values.
+"""
+
+from __future__ import annotations
+
+from ..ir import OpRole, Program, verify
+from ..ir.program import Block
+from .ps_plan import GEO, HALF_ASYNC, DistPlan, ParamPlan
+
+RPC, DIST = int(OpRole.RPC), int(OpRole.Dist)
+
+
+def build_trainer_program(program: Program, plan: DistPlan, trainer_id: int) -> Program:
+    trainer = program.clone()
+    block = trainer.global_block()
+    if plan.mode != GEO:  # step 1
+        block.ops = [op for op in block.ops if not op.attrs.get("op_role", 0) & (OpRole.Optimize | OpRole.LRSched)]
+    suffix = plan.grad_suffix_trainer(trainer_id)
+    for p in plan.params:
+        if plan.mode == GEO:  # step 3, GEO
+            _append_geo_send(block, p, trainer_id, plan.k_steps)
+            continue
+        grad = p.grad
+        if suffix is not None and len(p.blocks) == 1:  # step 2
+            grad = _rename_var(block, p.grad, p.blocks[0].grad_name(p.grad, suffix))
+        _insert_send(block, plan, p, grad, trainer_id)  # step 3
+    if plan.sync:  # step 4
+        block.append_op("send_barrier", attrs={"endpoints": plan.endpoints, "trainer_id": trainer_id, "op_role": RPC})
+    if plan.mode != GEO:
+        append_recv_params(block, plan, trainer_id, fetch_barrier=plan.sync)  # steps 5 and 6
+    drop_unused_vars(block)  # step 7
+    return verify(trainer)
+
+
+def build_trainer_startup(startup: Program, trainer_main: Program, plan: DistPlan, trainer_id: int) -> Program:
+    out = startup.clone()
+    block = out.global_block()
+    used = {n for b in trainer_main.blocks for op in b.ops for n in op.input_arg_names + op.output_arg_names}
+    block.ops = [op for op in block.ops if any(n in used for n in op.output_arg_names)]
+    append_recv_params(block, plan, trainer_id, fetch_barrier=True)
+    drop_unused_vars(block)
+    return verify(out)
+
+
+def append_recv_params(block: Block, plan: DistPlan, trainer_id: int, *, fetch_barrier: bool) -> None:
+    """recv each parameter's blocks (step 5), fetch_barrier, then concat sliced ones (step 6)."""
+    for p in plan.params:
+        names = [b.name for b in p.blocks]
+        for b in p.blocks:
+            if not block.has_var(b.name):
+                param = block.var(p.param)
+                block.create_var(b.name, b.shape, p.dtype, type=param.type)
+        block.append_op(
+            "recv",
+            outputs={"Out": names},
+            attrs={
+                "epmap": [b.endpoint for b in p.blocks],
+                "recv_varnames": names,
+                "trainer_id": trainer_id,
+                "op_role": RPC,
+            },
+        )
+    if fetch_barrier:
+        block.append_op("fetch_barrier", attrs={"endpoints": plan.endpoints, "trainer_id": trainer_id, "op_role": RPC})
+    for p in plan.params:
+        if len(p.blocks) > 1:
+            block.append_op(
+                "concat", {"X": [b.name for b in p.blocks]}, {"Out": [p.param]}, {"axis": 0, "op_role": DIST}
+            )
+
+
+def _insert_send(block: Block, plan: DistPlan, p: ParamPlan, grad: str, trainer_id: int) -> None:
+    index = _last_writer(block, grad) + 1
+    role_var = [p.param, grad]
+    sent = [grad]
+    if len(p.blocks) > 1:
+        sent = [b.grad_name(p.grad, plan.grad_suffix_trainer(trainer_id)) for b in p.blocks]
+        grad_var = block.var(grad)
+        for b, name in zip(p.blocks, sent):
+            block.create_var(name, b.shape, p.dtype, type=grad_var.type)
+        split, attrs = (
+            ("split_selected_rows", {"height_sections": p.sections})
+            if p.sparse
+            else ("split_byref", {"sections": p.sections})
+        )
+        block._insert_op(
+            index, split, {"X": [grad]}, {"Out": sent}, {**attrs, "op_role": DIST, "op_role_var": role_var}
+        )
+        index += 1
+    block._insert_op(
+        index,
+        "send",
+        {"X": sent},
+        attrs={
+            "epmap": [b.endpoint for b in p.blocks],
+            "sections": p.sections,
+            "send_varnames": sent,
+            "merge_add": plan.mode == HALF_ASYNC,
+            "is_sparse": p.sparse,
+            "trainer_id": trainer_id,
+            "op_role": RPC,
+            "op_role_var": role_var,
+        },
+    )
+
+
+def _append_geo_send(block: Block, p: ParamPlan, trainer_id: int, k_steps: int) -> None:
+    block.append_op(
+        "send",
+        {"X": [p.param]},
+        attrs={
+            "epmap": [b.endpoint for b in p.blocks],
+            "sections": p.sections,
+            "send_varnames": [delta_name(b.name) for b in p.blocks],
+            "is_sparse": p.sparse,
+            "k_steps": k_steps,
+            "trainer_id": trainer_id,
+            "op_role": RPC,
+            "op_role_var": [p.param, p.grad],
+        },
+    )
+
+
+def delta_name(block_name: str) -> str:
+    """The name under which GEO trainers push a parameter block's change."""
+    return f"{block_name}.delta"
+
+
+def _last_writer(block: Block, name: str) -> int:
+    for i in range(len(block.ops) - 1, -1, -1):
+        if name in block.ops[i].output_arg_names:
+            return i
+    raise ValueError(f"transpile: no op of block {block.idx} writes {name!r}")
+
+
+def _rename_var(block: Block, old: str, new: str) -> str:
+    var = block.var(old)
+    block._remove_var(old)
+    var.name = new
+    block._add_var(var)
+    for op in block.ops:
+        if old in op.input_arg_names:
+            op._rename_input(old, new)
+        if old in op.output_arg_names:
+            op._rename_output(old, new)
+        if old in op.attrs.get("op_role_var", []):
+            op.attrs["op_role_var"] = [new if n == old else n for n in op.attrs["op_role_var"]]
+    return new
+
+
+def drop_unused_vars(block: Block) -> None:
+    used = {n for op in block.ops for n in op.input_arg_names + op.output_arg_names}
+    for name in [n for n, v in block.vars.items() if n not in used and not v.is_data]:
+        block._remove_var(name)
