@@ -9,8 +9,9 @@ from ..layers.io import data as _static_data
 from ..layers.nn import embedding_v2 as embedding
 from ..param_attr import ParamAttr, WeightNormParamAttr
 from ..static import CompiledProgram, cpu_places
+from ..transpiler import DistributeTranspiler, DistributeTranspilerConfig
 from ..transpiler.backward import gradients
-from . import backward, io, layers, optimizer
+from . import backward, io, layers, optimizer, transpiler
 
 
 def data(name, shape, dtype="float32", lod_level=0):
@@ -23,6 +24,8 @@ __all__ = [
     "CUDAPlace",
     "CompiledProgram",
     "DataFeeder",
+    "DistributeTranspiler",
+    "DistributeTranspilerConfig",
     "Executor",
     "ParamAttr",
     "Parameter",
@@ -45,5 +48,6 @@ __all__ = [
     "program_guard",
     "regularizer",
     "scope_guard",
+    "transpiler",
     "unique_name",
 ]
