@@ -1,4 +1,118 @@
 """Collective communication ops (c_allreduce_sum, c_broadcast, stream syncs, communicator init) and
-coalesce_tensor."""
+coalesce_tensor.
+
+The c_* ops are declared with Paddle's slots and attrs so that transpiled programs can be built,
+printed, saved and verified; they have no kernel here, the runtime that executes them comes with the
+communicator. All of them are side-effecting, so no pass drops or reorders them. `coalesce_tensor`
+is an ordinary op with a kernel: it packs its inputs into one contiguous buffer and returns views
+of it, which is what lets one all-reduce of the buffer update every gradient at once.
+"""
 
 from __future__ import annotations
+
+import numpy as np
+
+from ..ir import InferContext, register_op
+from ..ir.dtypes import convert_dtype
+from ..ir.errors import fmt_shape
+from ._common import prod
+
+# -- communication (no kernel yet) ------------------------------------------------------------------
+
+
+def _same_as_inputs(ctx: InferContext) -> None:
+    """Out[i] is X[i]: the sync and reduce ops name the variable they act on as their output too."""
+    for i, var in enumerate(ctx.input_vars("X")):
+        ctx.set_output("Out", var.shape, var.dtype, i=i)
+
+
+register_op(
+    "c_allreduce_sum",
+    inputs=("X",),
+    outputs=("Out",),
+    attrs={"ring_id": 0, "use_calc_stream": False, "use_model_parallel": False},
+    infer_shape=_same_as_inputs,
+    inplace={"Out": "X"},
+    side_effect=True,
+)
+register_op(
+    "c_broadcast",
+    inputs=("X",),
+    outputs=("Out",),
+    attrs={"ring_id": 0, "root": 0, "use_calc_stream": False},
+    infer_shape=_same_as_inputs,
+    inplace={"Out": "X"},
+    side_effect=True,
+)
+# The stream syncs are ordering markers: compute must finish before communication reads a buffer
+# (calc), and communication must finish before the optimizer reads what it wrote (comm).
+register_op("c_sync_calc_stream", inputs=("X*",), outputs=("Out*",), side_effect=True)
+register_op("c_sync_comm_stream", inputs=("X*",), outputs=("Out*",), attrs={"ring_id": 0}, side_effect=True)
+register_op(
+    "c_comm_init",
+    inputs=("X?",),
+    attrs={"nranks": 1, "rank": 0, "ring_id": 0, "endpoints": []},
+    side_effect=True,
+)
+
+# -- coalesce_tensor ------------------------------------------------------------------------------
+
+# With use_align each input starts at a multiple of this many bytes, as Paddle aligns on a GPU.
+ALIGNMENT_BYTES = 256
+
+
+def coalesced_offsets(sizes: list[int], itemsize: int, use_align: bool) -> tuple[list[int], int]:
+    """Start offset (in elements) of each input in the fused buffer, and the buffer's length."""
+    step = max(1, ALIGNMENT_BYTES // itemsize) if use_align else 1
+    offsets, total = [], 0
+    for n in sizes:
+        offsets.append(total)
+        total += -(-n // step) * step
+    return offsets, total
+
+
+def _coalesce_infer(ctx: InferContext) -> None:
+    dtype = convert_dtype(ctx.attr("dtype"))
+    inputs = ctx.input_vars("Input")
+    outputs = ctx.op.outputs.get("Output", [])
+    if len(outputs) != len(inputs):
+        raise ctx.error(f"Output has {len(outputs)} variables; expected one per Input, got {len(inputs)} inputs")
+    for var in inputs:
+        if var.dtype != dtype:
+            raise ctx.error(f"input '{var.name}' has dtype {var.dtype}; expected dtype {dtype}, as attr dtype says")
+        if any(d < 0 for d in var.shape):
+            raise ctx.error(f"input '{var.name}' has shape {fmt_shape(var.shape)}; expected a fully known shape")
+    for i, var in enumerate(inputs):
+        ctx.set_output("Output", var.shape, dtype, i=i)
+    itemsize = np.dtype(dtype).itemsize
+    _, total = coalesced_offsets([prod(v.shape) for v in inputs], itemsize, ctx.attr("use_align"))
+    ctx.set_output("FusedOutput", (total,), dtype)
+
+
+def _coalesce(xp, inputs, *, copy_data, set_constant, constant, dtype, use_align):
+    """One contiguous buffer; Output[i] is a view of it shaped like Input[i]. copy_data wins over
+    set_constant, as in Paddle's kernel."""
+    dtype = convert_dtype(dtype)
+    sizes = [int(x.size) for x in inputs]
+    offsets, total = coalesced_offsets(sizes, np.dtype(dtype).itemsize, use_align)
+    if set_constant and not copy_data:
+        fused = xp.full((total,), constant, dtype=dtype)
+    else:
+        fused = xp.zeros((total,), dtype=dtype)
+    views = []
+    for x, start, n in zip(inputs, offsets, sizes):
+        view = fused[start : start + n].reshape(x.shape)
+        if copy_data:
+            view[...] = x
+        views.append(view)
+    return views, fused
+
+
+register_op(
+    "coalesce_tensor",
+    inputs=("Input*",),
+    outputs=("Output*", "FusedOutput"),
+    attrs={"copy_data": True, "set_constant": False, "constant": 0.0, "dtype": "float32", "use_align": False},
+    infer_shape=_coalesce_infer,
+    kernel=_coalesce,
+)

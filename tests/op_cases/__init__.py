@@ -45,4 +45,4 @@ def positive(*shape, seed=0):
 
 
 # the family modules register their cases on import
-from . import math, nn, tensor  # noqa: E402,F401
+from . import collective, math, nn, tensor  # noqa: E402,F401
