@@ -174,3 +174,36 @@ def test_transpiling_an_all_reduced_program_again_is_rejected():
     main, _ = _models()["fit_a_line"]
     with pytest.raises(FleetgraphError, match="already all-reduces"):
         insert_allreduce(insert_allreduce(main, nranks=2), nranks=2)
+
+
+def test_facade_collective_mode_fuses_and_rewrites_the_startup_in_place():
+    from fleetgraph.transpiler import DistributeTranspiler, DistributeTranspilerConfig
+
+    main, startup, *_ = mlp(lambda: paddle.optimizer.Momentum(0.1), hidden=(32,))
+    config = DistributeTranspilerConfig()
+    config.mode, config.fuse_all_reduce_ops = "collective", True
+    t = DistributeTranspiler(config)
+    t.transpile(
+        1,
+        program=main,
+        trainers="127.0.0.1:6170,127.0.0.1:6171",
+        current_endpoint="127.0.0.1:6171",
+        startup_program=startup,
+    )
+    types = op_summary(t.get_trainer_program())
+    assert types.count("c_allreduce_sum") == 1 and types.count("coalesce_tensor") == 1
+    assert op_summary(startup).startswith("block0: c_comm_init") and op_summary(startup).count("c_broadcast") == 4
+    assert str(t.plan).splitlines() == [
+        "CollectivePlan: 2 ranks, this is rank 1 (127.0.0.1:6171)",
+        "  bucket 0: 4 gradients, 0.1 MiB float32",
+    ]
+    with pytest.raises(FleetgraphError, match="current_endpoint '127.0.0.1:6170' is not rank 1's endpoint"):
+        DistributeTranspiler(config).transpile(
+            1,
+            program=main,
+            trainers="127.0.0.1:6170,127.0.0.1:6171",
+            current_endpoint="127.0.0.1:6170",
+            startup_program=startup,
+        )
+    with pytest.raises(FleetgraphError, match="pserver programs exist only in mode 'pserver'"):
+        t.get_pserver_program("127.0.0.1:6170")

@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..ir import FleetgraphError, Program, default_main_program, default_startup_program
+from .collective import collective_startup, insert_allreduce
+from .fuse_allreduce import fuse_allreduce_with_plan
 from .ps_plan import ASYNC, GEO, HALF_ASYNC, SYNC, DistPlan, HashName, RoundRobin, make_plan
 from .ps_pserver import build_pserver_program, build_pserver_startup
 from .ps_trainer import build_trainer_program, build_trainer_startup
@@ -146,9 +148,6 @@ class DistributeTranspiler:
         self.pserver_endpoints = endpoints
 
     def _transpile_collective(self, rank, trainers, current_endpoint) -> None:
-        from .collective import collective_startup, insert_allreduce
-        from .fuse_allreduce import fuse_allreduce_with_plan
-
         endpoints = parse_endpoints(trainers, "trainers")
         _check_rank(rank, len(endpoints), "trainer_id")
         if current_endpoint and current_endpoint != "127.0.0.1:6174" and current_endpoint != endpoints[rank]:
