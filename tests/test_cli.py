@@ -1,0 +1,196 @@
+"""The `fleetgraph` command line on the programs that examples/fit_a_line/train.py saves."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from fleetgraph.cli import main
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FIT_A_LINE_SUMMARY = (
+    "block0: mul elementwise_add elementwise_sub square reduce_mean fill_constant reduce_mean_grad square_grad "
+    "elementwise_sub_grad elementwise_add_grad mul_grad sgd sgd"
+)
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory):
+    """The directory `train.py --epochs 1 --save DIR` fills: main.json, startup.json, inference/."""
+    out = tmp_path_factory.mktemp("fit_a_line")
+    script = os.path.join(ROOT, "examples", "fit_a_line", "train.py")
+    subprocess.run([sys.executable, script, "--epochs", "1", "--save", str(out)], check=True, capture_output=True)
+    return out
+
+
+def _run(capsys, *argv) -> tuple[int, str, str]:
+    status = main([str(a) for a in argv])
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+# -- inspect ------------------------------------------------------------------------------------
+
+
+def test_inspect_prints_the_program_text(saved, capsys):
+    status, out, _ = _run(capsys, "inspect", saved / "main.json")
+    assert status == 0
+    assert out.startswith("{ // block_idx:0  parent_idx:-1  forward_idx:-1")
+    assert "persist trainable param fc_0.w_0 : LOD_TENSOR.shape(13, 1)" in out
+    assert "= sgd(inputs={Param=['fc_0.w_0']" in out
+
+
+def test_inspect_summary_prints_one_line_of_op_types_per_block(saved, capsys):
+    assert _run(capsys, "inspect", saved / "main.json", "--summary") == (0, FIT_A_LINE_SUMMARY + "\n", "")
+    status, out, _ = _run(capsys, "inspect", saved / "startup.json", "--summary", "--block", "0")
+    assert (status, out) == (0, "block0: uniform_random fill_constant fill_constant\n")
+
+
+def test_inspect_reads_the_program_of_a_saved_inference_model(saved, capsys):
+    status, out, _ = _run(capsys, "inspect", saved / "inference" / "model.json", "--summary")
+    assert (status, out) == (0, "block0: mul elementwise_add\n")
+
+
+def test_python_dash_m_fleetgraph_runs_the_command_line(saved):
+    done = subprocess.run(
+        [sys.executable, "-m", "fleetgraph", "inspect", str(saved / "main.json"), "--summary"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (0, FIT_A_LINE_SUMMARY + "\n", "")
+
+
+def test_inspect_dot_writes_graphviz_text(saved, capsys, tmp_path):
+    target = tmp_path / "main.dot"
+    status, out, _ = _run(capsys, "inspect", saved / "main.json", "--dot", target)
+    assert (status, out) == (0, f"wrote {target}\n")
+    dot = target.read_text()
+    assert dot.startswith("digraph program {") and "subgraph cluster_block0 {" in dot
+    assert '"b0/var:fc_0.w_0" -> "b0/op:0" [label="Y"];' in dot
+    status, out, _ = _run(capsys, "inspect", saved / "main.json", "--dot", "-", "--block", "0")
+    assert status == 0 and out.startswith('digraph "block0" {')
+
+
+def test_inspect_svg_without_graphviz_exits_2_and_says_what_to_install(saved, capsys, tmp_path, monkeypatch):
+    monkeypatch.setattr(shutil, "which", lambda name, *a, **k: None)
+    status, out, err = _run(capsys, "inspect", saved / "main.json", "--svg", tmp_path / "main.svg")
+    assert (status, out) == (2, "")
+    assert err == (
+        "fleetgraph inspect: --svg needs Graphviz's 'dot' on PATH (apt-get install graphviz); "
+        "use --dot FILE to write DOT text instead\n"
+    )
+    assert not (tmp_path / "main.svg").exists()
+
+
+@pytest.mark.skipif(shutil.which("dot") is None, reason="needs Graphviz's dot")
+def test_inspect_svg_renders_with_graphviz(saved, capsys, tmp_path):
+    status, _, _ = _run(capsys, "inspect", saved / "main.json", "--svg", tmp_path / "main.svg")
+    assert status == 0 and "<svg" in (tmp_path / "main.svg").read_text()
+
+
+def test_inspect_missing_file_exits_2_with_one_line(capsys, tmp_path):
+    status, out, err = _run(capsys, "inspect", tmp_path / "nope.json")
+    assert (status, out) == (2, "")
+    assert err == f"fleetgraph inspect: cannot read '{tmp_path / 'nope.json'}': No such file or directory\n"
+
+
+@pytest.mark.parametrize("content", ["not json", "[1, 2]", '{"format": "fleetgraph.program", "version": 1}'])
+def test_inspect_invalid_file_exits_2_with_one_line(capsys, tmp_path, content):
+    path = tmp_path / "bad.json"
+    path.write_text(content)
+    status, out, err = _run(capsys, "inspect", path, "--summary")
+    assert (status, out) == (2, "")
+    assert err.startswith(f"fleetgraph inspect: {path}: ") and err.count("\n") == 1
+    assert "Traceback" not in err
+
+
+def test_inspect_block_out_of_range_exits_2(saved, capsys):
+    status, _, err = _run(capsys, "inspect", saved / "main.json", "--block", "3")
+    assert (status, err) == (2, "fleetgraph inspect: --block: expected 0..0, got 3\n")
+
+
+# -- transpile ----------------------------------------------------------------------------------
+
+PSERVERS = "127.0.0.1:6174,127.0.0.1:6175"
+
+
+def test_transpile_writes_every_role_plan_and_summary(saved, capsys, tmp_path):
+    out = tmp_path / "out"
+    status, printed, err = _run(
+        capsys, "transpile", saved / "main.json", "--pservers", PSERVERS, "--trainers", 2, "--out", out
+    )
+    assert (status, err) == (0, "")
+    names = [
+        "trainer_0.json",
+        "trainer_0_startup.json",
+        "trainer_1.json",
+        "trainer_1_startup.json",
+        "pserver_127.0.0.1_6174.json",
+        "pserver_127.0.0.1_6174_startup.json",
+        "pserver_127.0.0.1_6175.json",
+        "pserver_127.0.0.1_6175_startup.json",
+        "plan.txt",
+        "summary.txt",
+    ]
+    assert printed.splitlines() == [str(out / name) for name in names]
+    assert sorted(os.listdir(out)) == sorted(names)
+    summary = (out / "summary.txt").read_text().splitlines()
+    assert "pserver 127.0.0.1:6174 main:" in summary
+    assert summary[summary.index("pserver 127.0.0.1:6174 main:") + 1] == "block0: listen_and_serv"
+    assert summary[0] == "trainer 0 main:" and "send" in summary[1].split()
+    assert (out / "plan.txt").read_text().strip()
+
+
+def test_transpiled_programs_load_back_with_inspect(saved, capsys, tmp_path):
+    out = tmp_path / "out"
+    _run(capsys, "transpile", saved / "main.json", "--pservers", PSERVERS, "--trainers", 2, "--async", "--out", out)
+    status, printed, _ = _run(capsys, "inspect", out / "pserver_127.0.0.1_6175.json", "--summary", "--block", "0")
+    assert (status, printed) == (0, "block0: listen_and_serv\n")
+
+
+def test_transpile_collective_writes_one_program_pair_per_rank(saved, capsys, tmp_path):
+    endpoints = "127.0.0.1:6170,127.0.0.1:6171"
+    status, printed, err = _run(
+        capsys, "transpile", saved / "main.json", "--mode", "collective", "--endpoints", endpoints, "--out", tmp_path
+    )
+    assert (status, err) == (0, "")
+    names = ["trainer_0.json", "trainer_0_startup.json", "trainer_1.json", "trainer_1_startup.json"]
+    assert printed.splitlines() == [str(tmp_path / n) for n in [*names, "plan.txt", "summary.txt"]]
+    summary = (tmp_path / "summary.txt").read_text().splitlines()
+    assert summary[::2] == ["trainer 0 main:", "trainer 0 startup:", "trainer 1 main:", "trainer 1 startup:"]
+    assert summary[1].split().count("c_allreduce_sum") == 2
+
+
+def test_transpile_geo_passes_the_push_interval(saved, capsys, tmp_path):
+    status, _, _ = _run(
+        capsys, "transpile", saved / "main.json", "--pservers", PSERVERS, "--trainers", 1, "--geo", 5, "--out", tmp_path
+    )
+    assert status == 0
+    assert "every 5 steps" in (tmp_path / "plan.txt").read_text()
+
+
+def test_transpile_malformed_pservers_exits_2_with_one_line(saved, capsys, tmp_path):
+    status, out, err = _run(
+        capsys, "transpile", saved / "main.json", "--pservers", "127.0.0.1", "--trainers", 2, "--out", tmp_path
+    )
+    assert (status, out) == (2, "")
+    assert err.startswith("fleetgraph transpile: pservers '127.0.0.1' is malformed") and err.count("\n") == 1
+    assert not list(tmp_path.iterdir())
+
+
+def test_transpile_without_startup_says_to_pass_it(saved, capsys, tmp_path):
+    lone = tmp_path / "main.json"
+    shutil.copy(saved / "main.json", lone)
+    status, _, err = _run(capsys, "transpile", lone, "--pservers", PSERVERS, "--trainers", 2, "--out", tmp_path)
+    assert status == 2
+    assert err.startswith("fleetgraph transpile: no startup program; expected --startup FILE or ")
+
+
+def test_transpile_pserver_mode_needs_pservers(saved, capsys, tmp_path):
+    status, _, err = _run(capsys, "transpile", saved / "main.json", "--trainers", 2, "--out", tmp_path)
+    assert (status, err) == (2, "fleetgraph transpile: pserver mode: expected --pservers IP:PORT,..., got none\n")
