@@ -20,7 +20,7 @@ class _Step:
     """One op, resolved: kernel, input names (a list for a duplicable slot, None for an absent
     optional one), output names and the attrs the kernel takes."""
 
-    __slots__ = ("index", "op", "kernel", "ins", "outs", "kwargs", "single_out", "flat_ins", "seed")
+    __slots__ = ("index", "op", "kernel", "ins", "outs", "kwargs", "single_out", "flat_ins", "seed", "needs_context")
 
     def __init__(self, index, op, xp) -> None:
         opdef = get_op_def(op.type)
@@ -39,8 +39,7 @@ class _Step:
             fixed = op.attrs.get("fix_seed", True)
             self.seed = op.attrs.get("seed", 0) if fixed else 0
             self.kwargs["rng"] = rng.generator_for(self.seed, index)
-        if "ctx" in opdef.attrs:
-            raise FleetgraphError(f"op {op.type}: attr name 'ctx' is reserved")
+        self.needs_context = opdef.needs_context
 
 
 def _slot_names(slots: dict, slot) -> Any:
@@ -56,6 +55,7 @@ class _Plan:
     def __init__(self, block: Block, xp) -> None:
         self.steps = [_Step(i, op, xp) for i, op in enumerate(block.ops)]
         self.random_steps = [s for s in self.steps if s.seed]
+        self.context_steps = [s for s in self.steps if s.needs_context]
         self.vars = block.vars
         self.persist_outputs = sorted(
             {
@@ -67,9 +67,11 @@ class _Plan:
         )
         self.block = block
 
-    def run(self, env: dict, xp) -> None:
+    def run(self, env: dict, xp, ctx: RunContext | None = None) -> None:
         for step in self.random_steps:
             step.kwargs["rng"] = rng.generator_for(step.seed, step.index)
+        for step in self.context_steps:
+            step.kwargs["ctx"] = ctx
         step = None
         try:
             for step in self.steps:
@@ -128,21 +130,39 @@ def _where(step: _Step, env: dict) -> str:
     return f"op {step.index} ({step.op.type}) in block {step.op.block.idx} with inputs {ins or 'none'}"
 
 
+class RunContext:
+    """What a kernel flagged `needs_context` sees of the run: the executor, the program and scope,
+    the run's variables (`env`), sub-blocks to run on them, and the process's communicator."""
+
+    def __init__(self, executor: Executor, program: Program, scope: Scope, env: dict) -> None:
+        self.executor, self.program, self.scope, self.env = executor, program, scope, env
+
+    def run_block(self, index: int) -> None:
+        """Run sub-block `index` of the program on this run's variables."""
+        self.executor._plan(self.program, index).run(self.env, self.executor.xp, self)
+
+    @property
+    def comm(self):
+        from .comm import process_comm
+
+        return process_comm()
+
+
 class Executor:
     """`Executor(place).run(program, feed, fetch_list)` as in Paddle's static graph."""
 
     def __init__(self, place: Place | None = None) -> None:
         self.place = place or CPUPlace()
         self.xp = self.place.array_module()
-        self._plans: weakref.WeakKeyDictionary[Program, tuple[int, _Plan]] = weakref.WeakKeyDictionary()
-        self.ctx = None  # the process's communicator, set by the distributed runtime
+        self._plans: weakref.WeakKeyDictionary[Program, dict[int, tuple[int, _Plan]]] = weakref.WeakKeyDictionary()
 
-    def _plan(self, program: Program) -> _Plan:
-        cached = self._plans.get(program)
+    def _plan(self, program: Program, block: int = 0) -> _Plan:
+        plans = self._plans.setdefault(program, {})
+        cached = plans.get(block)
         if cached is not None and cached[0] == program._version:
             return cached[1]
-        plan = _Plan(program.global_block(), self.xp)
-        self._plans[program] = (program._version, plan)
+        plan = _Plan(program.block(block), self.xp)
+        plans[block] = (program._version, plan)
         return plan
 
     def run(
@@ -165,16 +185,16 @@ class Executor:
         if feed:
             _feed_into(env, feed, plan)
         fetch_names = [_fetch_name(f) for f in (fetch_list or [])]
-        plan.run(env, self.xp)
+        plan.run(env, self.xp, RunContext(self, program, scope, env) if plan.context_steps else None)
         for name in plan.persist_outputs:
             scope.vars[name] = env[name]
         return [_fetched(env, name, program) for name in fetch_names]
 
     def close(self) -> None:
-        """Release this executor's resources (a trainer also tells the pservers it is done)."""
-        if self.ctx is not None:
-            self.ctx.close()
-            self.ctx = None
+        """A trainer tells every pserver it is done (as Paddle's `exe.close()`); a no-op otherwise."""
+        from .comm import stop_worker
+
+        stop_worker()
 
 
 def _fetch_name(item) -> str:

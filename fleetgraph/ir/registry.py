@@ -47,6 +47,8 @@ class OpDef:
     random: bool = False  # the kernel takes rng=, a seeded numpy Generator
     wants_outputs: bool = False  # the kernel takes need=, the set of output slots somebody reads
     host_only: bool = False  # the kernel runs on NumPy arrays even on a GPU place
+    # the kernel takes ctx=, the run's context (executor, scope, variables, sub-blocks, communicator)
+    needs_context: bool = False
 
     def input_slot(self, name: str) -> Slot:
         return _find_slot(self.inputs, name, self.type, "input")
@@ -83,6 +85,7 @@ def register_op(
     random=False,
     wants_outputs=False,
     host_only=False,
+    needs_context=False,
 ) -> OpDef:
     """Declare an op type. Gradient output slots ('X@GRAD') are always optional: backward drops the
     gradients nobody needs."""
@@ -105,6 +108,7 @@ def register_op(
         random,
         wants_outputs,
         host_only,
+        needs_context,
     )
     _REGISTRY[type] = opdef
     return opdef

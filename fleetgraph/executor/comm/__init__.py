@@ -1,0 +1,87 @@
+"""Communication between processes over ZeroMQ: the only package that opens sockets.
+
+One `ProcessComm` per process owns every socket: the parameter-server client of a trainer, the
+collective rings of a rank. Kernels reach it through `ctx.comm`.
+"""
+
+from __future__ import annotations
+
+import atexit
+import threading
+
+from ...ir import FleetgraphError
+
+_lock = threading.Lock()
+_process: ProcessComm | None = None
+
+
+class ProcessComm:
+    def __init__(self) -> None:
+        import zmq
+
+        self.context = zmq.Context()
+        self._ps_client = None
+        self._rings: dict[int, object] = {}
+
+    def ps_client(self):
+        """This process's client of the pservers (created on first use)."""
+        if self._ps_client is None:
+            from .ps_client import PSClient
+
+            self._ps_client = PSClient(self.context)
+        return self._ps_client
+
+    def init_ring(self, ring_id: int, nranks: int, rank: int, endpoints: list[str]):
+        from .ring import Ring
+
+        if ring_id in self._rings:
+            self._rings[ring_id].close()
+        self._rings[ring_id] = Ring(self.context, nranks, rank, endpoints, ring_id)
+        return self._rings[ring_id]
+
+    def ring(self, ring_id: int = 0):
+        if ring_id not in self._rings:
+            raise FleetgraphError(
+                f"collective ring {ring_id} is not initialized; run the startup program (its c_comm_init op) first"
+            )
+        return self._rings[ring_id]
+
+    def serve(self, **kwargs):
+        from .ps_server import PServer
+
+        return PServer(self.context, **kwargs).serve()
+
+    def stop_worker(self) -> None:
+        if self._ps_client is not None:
+            self._ps_client.complete()
+
+    def close(self) -> None:
+        if self._ps_client is not None:
+            self._ps_client.close()
+            self._ps_client = None
+        for ring in self._rings.values():
+            ring.close()
+        self._rings.clear()
+        self.context.term()
+
+
+def process_comm() -> ProcessComm:
+    global _process
+    with _lock:
+        if _process is None:
+            _process = ProcessComm()
+        return _process
+
+
+def stop_worker() -> None:
+    """Tell every pserver this trainer talked to that it is done (`exe.close()`, `fleet.stop_worker()`)."""
+    if _process is not None:
+        _process.stop_worker()
+
+
+@atexit.register
+def _close_at_exit() -> None:
+    global _process
+    if _process is not None:
+        _process.close()
+        _process = None

@@ -1,0 +1,148 @@
+"""The wire format: a small fixed header frame, then the raw array bytes as their own frame(s).
+
+Header (little-endian): magic b"FGW1", kind u8, dtype u8, ndim u8, flags u8, sender i32, seq u64,
+height i64 (rows of a SelectedRows table), name length u16, then the name (UTF-8) and ndim i64
+dims. A dense array travels as one payload frame; a SelectedRows as a rows frame (int64) and a
+values frame; an error as one UTF-8 text frame. No pickle: a payload is only ever read as the
+dtype and shape its header declares, and `decode` checks the sizes agree before touching it.
+"""
+
+from __future__ import annotations
+
+import enum
+import struct
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...ops.selected_rows import SelectedRows
+
+MAGIC = b"FGW1"
+_FIXED = struct.Struct("<4sBBBBiQqH")
+FLAG_SPARSE = 1
+MAX_NDIM = 16
+
+
+class Kind(enum.IntEnum):
+    SEND = 1  # push a variable (a gradient block, a GEO delta)
+    GET = 2  # ask for a variable
+    VAR = 3  # a variable, answering GET
+    ACK = 4
+    ERROR = 5
+    SEND_BARRIER = 6
+    FETCH_BARRIER = 7
+    COMPLETE = 8  # this trainer is done
+    RING = 9  # a chunk of a collective operation
+
+
+DTYPES = ["", "float32", "float64", "float16", "int32", "int64", "uint8", "int8", "int16", "bool"]
+_CODE = {name: code for code, name in enumerate(DTYPES) if name}
+
+
+class WireError(ValueError):
+    """A message that does not follow the wire format; the receiver drops it."""
+
+
+@dataclass
+class Message:
+    kind: Kind
+    name: str = ""
+    sender: int = -1
+    seq: int = 0
+    value: np.ndarray | SelectedRows | None = None
+    text: str = ""
+
+    def describe(self) -> str:
+        what = ""
+        if self.value is not None:
+            what = f" {self.value.dtype} {list(np.shape(self.value.value if self.is_sparse else self.value))}"
+        return f"{self.kind.name} {self.name!r}{what} from sender {self.sender} (seq {self.seq})"
+
+    @property
+    def is_sparse(self) -> bool:
+        return isinstance(self.value, SelectedRows)
+
+
+def encode(kind: Kind, name: str = "", value=None, *, sender: int = -1, seq: int = 0, text: str = "") -> list:
+    """Frames for one message; array payloads are the arrays' own buffers (send with copy=False)."""
+    name_bytes = name.encode("utf-8")
+    flags, height, payload = 0, 0, []
+    if isinstance(value, SelectedRows):
+        flags, height = FLAG_SPARSE, int(value.height)
+        array = np.ascontiguousarray(value.value)
+        payload = [np.ascontiguousarray(value.rows, dtype=np.int64), array]
+    elif value is not None:
+        array = np.ascontiguousarray(value)
+        payload = [array]
+    if value is not None:
+        if array.dtype.name not in _CODE:
+            raise WireError(f"encode {name!r}: dtype {array.dtype.name} cannot be sent; expected one of {DTYPES[1:]}")
+        dtype, shape = _CODE[array.dtype.name], array.shape
+    else:
+        dtype, shape = 0, ()
+    if kind == Kind.ERROR:
+        payload = [text.encode("utf-8")]
+    header = _FIXED.pack(MAGIC, int(kind), dtype, len(shape), flags, sender, seq, height, len(name_bytes))
+    header += name_bytes + struct.pack(f"<{len(shape)}q", *shape)
+    return [header] + payload
+
+
+def decode(frames) -> Message:
+    """A Message from received frames (zmq Frames or bytes), or WireError saying what is wrong."""
+    if not frames:
+        raise WireError("empty message")
+    head = bytes(_buffer(frames[0]))
+    if len(head) < _FIXED.size:
+        raise WireError(f"header of {len(head)} bytes; expected at least {_FIXED.size}")
+    magic, kind, dtype, ndim, flags, sender, seq, height, name_len = _FIXED.unpack_from(head)
+    if magic != MAGIC:
+        raise WireError(f"bad magic {magic!r}; expected {MAGIC!r}")
+    try:
+        kind = Kind(kind)
+    except ValueError:
+        raise WireError(f"unknown message kind {kind}") from None
+    if ndim > MAX_NDIM:
+        raise WireError(f"{ndim} dimensions; expected at most {MAX_NDIM}")
+    end = _FIXED.size + name_len + 8 * ndim
+    if len(head) != end:
+        raise WireError(f"header of {len(head)} bytes; its fields say {end}")
+    try:
+        name = head[_FIXED.size : _FIXED.size + name_len].decode("utf-8")
+    except UnicodeDecodeError:
+        raise WireError("variable name is not UTF-8") from None
+    shape = struct.unpack_from(f"<{ndim}q", head, _FIXED.size + name_len)
+    message = Message(kind, name, sender, seq)
+    if kind == Kind.ERROR:
+        message.text = bytes(_buffer(frames[1])).decode("utf-8", "replace") if len(frames) > 1 else ""
+        return message
+    if dtype == 0:
+        if len(frames) != 1:
+            raise WireError(f"{kind.name} {name!r}: {len(frames) - 1} payload frames; expected none")
+        return message
+    if dtype >= len(DTYPES) or any(d < 0 for d in shape):
+        raise WireError(f"{kind.name} {name!r}: bad dtype code {dtype} or shape {list(shape)}")
+    sparse = bool(flags & FLAG_SPARSE)
+    want_frames = 3 if sparse else 2
+    if len(frames) != want_frames:
+        raise WireError(f"{kind.name} {name!r}: {len(frames)} frames; expected {want_frames}")
+    values = _array(frames[-1], DTYPES[dtype], shape, name)
+    if sparse:
+        rows = _array(frames[1], "int64", shape[:1], name + " rows")
+        if height < 0 or (len(rows) and (rows.min() < 0 or rows.max() >= height)):
+            raise WireError(f"SelectedRows {name!r}: row ids outside [0, {height})")
+        message.value = SelectedRows(rows, values, int(height))
+    else:
+        message.value = values
+    return message
+
+
+def _buffer(frame):
+    return frame.buffer if hasattr(frame, "buffer") else memoryview(frame)
+
+
+def _array(frame, dtype: str, shape, what: str) -> np.ndarray:
+    buf = _buffer(frame)
+    expected = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
+    if buf.nbytes != expected:
+        raise WireError(f"{what!r}: payload of {buf.nbytes} bytes; {dtype} {list(shape)} needs {expected}")
+    return np.frombuffer(buf, dtype=dtype).reshape(shape)

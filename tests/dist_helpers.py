@@ -1,0 +1,107 @@
+"""Helpers for tests that start real processes on 127.0.0.1: free ports, and a group of processes
+that is always reaped (killed on failure or timeout), so no test leaves a process behind."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SCRIPTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "dist_scripts")
+
+
+def free_ports(n: int) -> list[int]:
+    """n distinct ports free on 127.0.0.1 right now (bound and released by the OS)."""
+    sockets = []
+    try:
+        for _ in range(n):
+            s = socket.socket()
+            s.bind(("127.0.0.1", 0))
+            sockets.append(s)
+        return [s.getsockname()[1] for s in sockets]
+    finally:
+        for s in sockets:
+            s.close()
+
+
+def endpoints(n: int) -> list[str]:
+    return [f"127.0.0.1:{p}" for p in free_ports(n)]
+
+
+@dataclass
+class Proc:
+    name: str
+    popen: subprocess.Popen
+    output: str = ""
+
+
+@dataclass
+class ProcessGroup:
+    """Start processes with `start`, then `wait` for all of them; any left running are killed."""
+
+    timeout: float = 120.0
+    procs: list[Proc] = field(default_factory=list)
+
+    def start(self, name: str, args: list[str], env: dict | None = None, cwd: str | None = None) -> Proc:
+        full_env = dict(
+            os.environ,
+            PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""),
+            PYTHONUNBUFFERED="1",
+            **(env or {}),
+        )
+        popen = subprocess.Popen(
+            [sys.executable, *args],
+            env=full_env,
+            cwd=cwd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
+        )
+        proc = Proc(name, popen)
+        self.procs.append(proc)
+        return proc
+
+    def wait(self) -> dict[str, tuple[int, str]]:
+        """{name: (exit status, output)} once every process ended; raises on timeout (after killing)."""
+        deadline = time.monotonic() + self.timeout
+        try:
+            for proc in self.procs:
+                remaining = max(0.1, deadline - time.monotonic())
+                proc.output, _ = proc.popen.communicate(timeout=remaining)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            raise AssertionError(f"processes still running after {self.timeout} s:\n{self.report()}") from None
+        return {p.name: (p.popen.returncode, p.output) for p in self.procs}
+
+    def kill(self) -> None:
+        for proc in self.procs:
+            if proc.popen.poll() is None:
+                try:
+                    os.killpg(proc.popen.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            try:
+                out, _ = proc.popen.communicate(timeout=10)
+                proc.output = proc.output or out or ""
+            except subprocess.TimeoutExpired:
+                pass
+
+    def report(self) -> str:
+        return "\n".join(f"--- {p.name} (exit {p.popen.returncode}):\n{p.output[-3000:]}" for p in self.procs)
+
+    def __enter__(self) -> ProcessGroup:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.kill()
+
+
+def assert_all_exit_zero(results: dict[str, tuple[int, str]]) -> None:
+    bad = {name: r for name, r in results.items() if r[0] != 0}
+    assert not bad, "\n".join(f"--- {n} exited {code}:\n{out[-3000:]}" for n, (code, out) in bad.items())
