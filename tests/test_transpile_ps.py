@@ -118,7 +118,12 @@ def test_optimizer_state_is_sliced_with_its_parameter():
     assert main.global_block().var("fc_0.w_0_moment1_0.block0").shape == (392, 64)
     assert adam.input("Beta1Pow") == ["fc_0.w_0_beta1_pow_acc_0"]  # [1]: copied, not cut
     inits = {op.output("Out")[0]: op for op in startup.global_block().ops}
-    assert inits["fc_0.w_0.block0"].type == "uniform_random" and inits["fc_0.w_0.block0"].attrs["shape"] == [392, 64]
+    # a random init draws the whole parameter (as one process would) and keeps the block's rows
+    assert inits["fc_0.w_0"].type == "uniform_random" and inits["fc_0.w_0"].attrs["shape"] == [784, 64]
+    cut = inits["fc_0.w_0.block0"]
+    assert cut.type == "slice" and (cut.attrs["starts"], cut.attrs["ends"]) == ([0], [392])
+    assert not startup.global_block().var("fc_0.w_0").persistable
+    # a constant init is simply cut to the block's shape
     assert inits["fc_0.w_0_moment1_0.block0"].attrs["shape"] == [392, 64]
     assert "fc_0.w_0.block1" not in inits  # the other pserver's block
 
@@ -146,7 +151,8 @@ def test_half_async_merges_sends_and_geo_keeps_local_optimizer():
     assert ops[-1].input("X") == ["fc_0.w_0"] and ops[-1].attrs["send_varnames"] == ["fc_0.w_0.delta"]
     assert ops[-1].attrs["k_steps"] == 4
     serv = geo.get_pserver_program("127.0.0.1:6175")
-    assert serv.block(1).ops[0].input("X") == ["fc_0.w_0", "fc_0.w_0.delta"]
+    scale, add = serv.block(1).ops
+    assert scale.attrs["scale"] == 0.5 and add.input("X") == ["fc_0.w_0", "fc_0.w_0.delta"]
     assert serv.global_block().ops[0].attrs["distributed_mode"] == 3
 
 

@@ -20,7 +20,19 @@ class _Step:
     """One op, resolved: kernel, input names (a list for a duplicable slot, None for an absent
     optional one), output names and the attrs the kernel takes."""
 
-    __slots__ = ("index", "op", "kernel", "ins", "outs", "kwargs", "single_out", "flat_ins", "seed", "needs_context")
+    __slots__ = (
+        "index",
+        "op",
+        "kernel",
+        "ins",
+        "outs",
+        "kwargs",
+        "single_out",
+        "flat_ins",
+        "seed",
+        "rng_key",
+        "needs_context",
+    )
 
     def __init__(self, index, op, xp) -> None:
         opdef = get_op_def(op.type)
@@ -38,7 +50,8 @@ class _Step:
         if opdef.random:
             fixed = op.attrs.get("fix_seed", True)
             self.seed = op.attrs.get("seed", 0) if fixed else 0
-            self.kwargs["rng"] = rng.generator_for(self.seed, index)
+            self.rng_key = next(iter(op.output_arg_names), "")
+            self.kwargs["rng"] = rng.generator_for(self.seed, self.rng_key)
         self.needs_context = opdef.needs_context
 
 
@@ -69,7 +82,7 @@ class _Plan:
 
     def run(self, env: dict, xp, ctx: RunContext | None = None) -> None:
         for step in self.random_steps:
-            step.kwargs["rng"] = rng.generator_for(step.seed, step.index)
+            step.kwargs["rng"] = rng.generator_for(step.seed, step.rng_key)
         for step in self.context_steps:
             step.kwargs["ctx"] = ctx
         step = None
@@ -82,7 +95,7 @@ class _Plan:
                 result = step.kernel(xp, *args, **step.kwargs)
                 if step.single_out:
                     _store(env, step.outs[0], result)
-                else:
+                elif step.outs:
                     for names, value in zip(step.outs, result):
                         if names is not None:
                             _store(env, names, value)

@@ -16,6 +16,44 @@ from .selected_rows import SelectedRows
 
 _RPC_ATTRS = {"epmap": [], "trainer_id": 0}
 
+
+def _send(xp, xs, *, epmap, trainer_id, sections, send_varnames, merge_add, is_sparse, height_sections, k_steps, ctx):
+    if len(send_varnames) != len(xs if not k_steps else sections):
+        raise ValueError(f"send: {len(send_varnames)} send_varnames for {len(xs)} values; expected one name each")
+    client, names = ctx.comm.ps_client(), send_varnames
+    if k_steps:  # GEO: X is the parameter itself; every k_steps its change goes out
+        client.geo_step(names[0], xs[0], epmap, sections, names, k_steps, trainer_id)
+    elif merge_add:
+        client.send_merged(names, xs, epmap, trainer_id)
+    else:
+        client.send(names, xs, epmap, trainer_id)
+
+
+def _recv(xp, xs, *, epmap, trainer_id, recv_varnames, ctx):
+    return [xp.asarray(v) for v in ctx.comm.ps_client().recv(recv_varnames, epmap, trainer_id)]
+
+
+def _send_barrier(xp, xs, *, endpoints, trainer_id, half_async, ctx):
+    ctx.comm.ps_client().send_barrier(endpoints, trainer_id)
+
+
+def _fetch_barrier(xp, xs, *, endpoints, trainer_id, half_async, ctx):
+    ctx.comm.ps_client().fetch_barrier(endpoints, trainer_id)
+
+
+def _listen_and_serv(
+    xp, xs, *, endpoint, pserver_id, Fanin, distributed_mode, optimize_blocks, grad_to_block_id, k_steps, ctx
+):
+    ctx.comm.serve(
+        ctx=ctx,
+        endpoint=endpoint,
+        fanin=Fanin,
+        mode=distributed_mode,
+        optimize_blocks=optimize_blocks,
+        grad_to_block_id=grad_to_block_id,
+    )
+
+
 register_op(
     "send",
     inputs=("X*",),
@@ -29,16 +67,28 @@ register_op(
         "height_sections": [],
         "k_steps": 0,
     },
+    kernel=_send,
     side_effect=True,
+    needs_context=True,
 )
-register_op("recv", inputs=("X*?",), outputs=("Out*",), attrs={**_RPC_ATTRS, "recv_varnames": []}, side_effect=True)
-for _barrier in ("send_barrier", "fetch_barrier"):
+register_op(
+    "recv",
+    inputs=("X*?",),
+    outputs=("Out*",),
+    attrs={**_RPC_ATTRS, "recv_varnames": []},
+    kernel=_recv,
+    side_effect=True,
+    needs_context=True,
+)
+for _barrier_type, _kernel in (("send_barrier", _send_barrier), ("fetch_barrier", _fetch_barrier)):
     register_op(
-        _barrier,
+        _barrier_type,
         inputs=("X*?",),
         outputs=("Out*?",),
         attrs={"endpoints": [], "trainer_id": 0, "half_async": False},
+        kernel=_kernel,
         side_effect=True,
+        needs_context=True,
     )
 
 # distributed_mode: 0 sync, 1 async, 2 half-async, 3 GEO (Paddle's DistributedMode)
@@ -54,7 +104,9 @@ register_op(
         "grad_to_block_id": [],
         "k_steps": 0,
     },
+    kernel=_listen_and_serv,
     side_effect=True,
+    needs_context=True,
 )
 
 # -- splitting a variable into row blocks -----------------------------------------------------------

@@ -302,3 +302,47 @@ register_op(
     grad=_split_grad_maker,
     kernel=_split_kernel,
 )
+
+
+# -- slice ------------------------------------------------------------------------------------------
+
+
+def _slice_index(shape, axes, starts, ends) -> tuple:
+    index = [slice(None)] * len(shape)
+    for axis, start, end in zip(axes, starts, ends):
+        index[normalize_axis(axis, len(shape))] = slice(start, end)
+    return tuple(index)
+
+
+def _slice_infer(ctx: InferContext) -> None:
+    x = ctx.input_var("Input")
+    axes, starts, ends = ctx.attr("axes"), ctx.attr("starts"), ctx.attr("ends")
+    if not len(axes) == len(starts) == len(ends):
+        raise ctx.error(f"axes {axes}, starts {starts} and ends {ends}: expected the same length")
+    shape = list(x.shape)
+    for axis, start, end in zip(axes, starts, ends):
+        a = normalize_axis(axis, len(shape))
+        if not 0 <= a < len(shape):
+            raise ctx.error(f"axis {axis} is out of range for Input '{x.name}' {fmt_shape(x.shape)}")
+        if shape[a] >= 0:
+            shape[a] = len(range(*slice(start, end).indices(shape[a])))
+    ctx.set_output("Out", shape, x.dtype)
+
+
+def _slice_grad(xp, x, dout, *, axes, starts, ends):
+    dx = xp.zeros_like(x)
+    dx[_slice_index(x.shape, axes, starts, ends)] = dout
+    return dx
+
+
+_SLICE_ATTRS = {"axes": [0], "starts": [0], "ends": [1]}
+register_op(
+    "slice",
+    inputs=("Input",),
+    outputs=("Out",),
+    attrs=_SLICE_ATTRS,
+    infer_shape=_slice_infer,
+    grad=make_grad_op(inputs=("Input", "Out@GRAD"), outputs=("Input@GRAD",)),
+    kernel=lambda xp, x, *, axes, starts, ends: xp.ascontiguousarray(x[_slice_index(x.shape, axes, starts, ends)]),
+)
+register_op("slice_grad", inputs=("Input", "Out@GRAD"), outputs=("Input@GRAD",), attrs=_SLICE_ATTRS, kernel=_slice_grad)

@@ -11,15 +11,17 @@ Steps of `build_pserver_program`:
   4. block 0's one op: listen_and_serv, naming the endpoint, Fanin (trainers), the mode, the optimize
      blocks and which received variable feeds which block.
 
-`build_pserver_startup` keeps the startup's init ops of the variables this pserver holds; an init
-op of a sliced variable is cut to the block's shape and writes the block.
+`build_pserver_startup` keeps the startup's init ops of the variables this pserver holds. For a
+sliced variable a constant init is cut to the block's shape; a random one draws the whole variable
+(its stream is keyed by the variable's name) and a `slice` keeps the block's rows, so the blocks
+hold exactly the values a single process would start from.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..ir import FleetgraphError, OpRole, Program, verify
+from ..ir import FleetgraphError, OpRole, Program, get_op_def, verify
 from ..ir.errors import close_matches
 from ..ir.program import Block, Operator, Variable
 from .ps_plan import GEO, DistPlan, ParamPlan, VarBlock
@@ -34,6 +36,7 @@ class _Served:
     origin: str
     shape: tuple[int, ...]
     sliced: bool
+    offset: int = 0  # first row of the block, when sliced
 
 
 def build_pserver_program(program: Program, plan: DistPlan, endpoint: str) -> Program:
@@ -88,8 +91,27 @@ def build_pserver_startup(
     for op in source.ops:
         for target in [s for name in op.output_arg_names for s in served.get(name, {}).values()]:
             _declare(block, source.var(target.origin), target)
-            block.append_op(op.type, op.inputs, {slot: [target.name] for slot in op.outputs}, _init_attrs(op, target))
+            if target.sliced and get_op_def(op.type).random:
+                _append_random_slice(block, source.var(target.origin), op, target)
+            else:
+                block.append_op(
+                    op.type, op.inputs, {slot: [target.name] for slot in op.outputs}, _init_attrs(op, target)
+                )
     return verify(out)
+
+
+def _append_random_slice(block: Block, whole: Variable, op: Operator, target: _Served) -> None:
+    """Draw the whole variable as the single-process startup does, keep this block's rows: the
+    blocks of all pservers together equal the single-process values exactly."""
+    if not block.has_var(whole.name):
+        block.create_var(whole.name, whole.shape, whole.dtype)
+    block.append_op(op.type, op.inputs, op.outputs, op.attrs)
+    block.append_op(
+        "slice",
+        {"Input": [whole.name]},
+        {"Out": [target.name]},
+        {"axes": [0], "starts": [target.offset], "ends": [target.offset + target.shape[0]]},
+    )
 
 
 def _check_endpoint(plan: DistPlan, endpoint: str) -> None:
@@ -103,15 +125,15 @@ def _check_endpoint(plan: DistPlan, endpoint: str) -> None:
 def _block_ops(origin: Block, plan: DistPlan, p: ParamPlan, b: VarBlock) -> tuple[list[Operator], list[_Served]]:
     """The parameter's optimize ops and the pserver variables they name on block `b` (step 1)."""
     if plan.mode == GEO:
-        return [], [_Served(b.name, p.param, b.shape, b.split)]
+        return [], [_Served(b.name, p.param, b.shape, b.split, b.offset)]
     ops = [
         op
         for op in origin.ops
         if op.attrs.get("op_role", 0) & OpRole.Optimize and op.attrs.get("op_role_var", [None])[0] == p.param
     ]
     served = {
-        p.param: _Served(b.name, p.param, b.shape, b.split),
-        p.grad: _Served(_merged_grad(plan, p, b), p.grad, b.shape, b.split),
+        p.param: _Served(b.name, p.param, b.shape, b.split, b.offset),
+        p.grad: _Served(_merged_grad(plan, p, b), p.grad, b.shape, b.split, b.offset),
     }
     for op in ops:
         for name in op.input_arg_names + op.output_arg_names:
@@ -119,7 +141,7 @@ def _block_ops(origin: Block, plan: DistPlan, p: ParamPlan, b: VarBlock) -> tupl
                 var = origin.var_recursive(name)
                 sliced = tuple(var.shape) == tuple(p.shape) and b.split
                 served[name] = _Served(
-                    b.sliced(name) if sliced else name, name, b.shape if sliced else var.shape, sliced
+                    b.sliced(name) if sliced else name, name, b.shape if sliced else var.shape, sliced, b.offset
                 )
     return ops, list(served.values())
 
@@ -138,8 +160,10 @@ def _received_names(plan: DistPlan, p: ParamPlan, b: VarBlock) -> list[str]:
 
 
 def _append_merge(sub: Block, plan: DistPlan, p: ParamPlan, b: VarBlock, received: list[str]) -> None:
-    if plan.mode == GEO:
-        sub.append_op("sum", {"X": [b.name, received[0]]}, {"Out": [b.name]}, {"op_role": int(OpRole.Optimize)})
+    if plan.mode == GEO:  # each trainer's delta counts 1/trainers, as GEO-SGD averages the trainers' moves
+        role = {"op_role": int(OpRole.Optimize)}
+        sub.append_op("scale", {"X": received}, {"Out": received}, {"scale": 1.0 / plan.trainers, **role})
+        sub.append_op("sum", {"X": [b.name, received[0]]}, {"Out": [b.name]}, role)
     elif len(received) > 1:
         merged = b.grad_name(p.grad)
         role = {"op_role": int(OpRole.Optimize), "op_role_var": [p.param, p.grad]}

@@ -62,3 +62,9 @@ case(
     outputs={"Out": 2},
     reference=lambda X, **a: {"Out": [X[:3], X[3:]]},
 )
+case(
+    "slice",
+    {"Input": rand(5, 4)},
+    attrs={"axes": [0, 1], "starts": [1, 0], "ends": [4, -1]},
+    reference=lambda Input, **a: {"Out": Input[1:4, 0:-1]},
+)

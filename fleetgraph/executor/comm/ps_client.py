@@ -1,0 +1,259 @@
+"""A trainer's client of the pservers: one DEALER socket per pserver, requests answered in order.
+
+A call sends every request first and then collects the answers, so requests to different pservers
+proceed in parallel. Half-async sends go to a background thread with sockets of its own, which
+adds up what is pending for a variable and sends the sums. GEO pushes a parameter's change every
+k steps and pulls the merged value back.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+
+import numpy as np
+
+from ...ir import FleetgraphError
+from ...ops.selected_rows import SelectedRows, merge_dense
+from .config import CommTimeout, rpc_timeout
+from .wire import Kind, WireError, decode, encode
+
+log = logging.getLogger("fleetgraph.comm")
+
+
+class _Connections:
+    """DEALER sockets to pservers, used by one thread."""
+
+    def __init__(self, context) -> None:
+        self.context = context
+        self.sockets: dict[str, object] = {}
+        self.seq = 0
+
+    def socket(self, endpoint: str):
+        import zmq
+
+        if endpoint not in self.sockets:
+            sock = self.context.socket(zmq.DEALER)
+            sock.setsockopt(zmq.LINGER, 0)
+            sock.setsockopt(zmq.SNDHWM, 0)
+            sock.setsockopt(zmq.RCVHWM, 0)
+            sock.connect(f"tcp://{endpoint}")
+            self.sockets[endpoint] = sock
+        return self.sockets[endpoint]
+
+    def request(self, what: str, items: list[tuple[str, Kind, str, object]], sender: int) -> list:
+        """Send (endpoint, kind, name, value) requests, then wait for each answer in turn."""
+        import zmq
+
+        pending = []
+        for endpoint, kind, name, value in items:
+            self.seq += 1
+            self.socket(endpoint).send_multipart(encode(kind, name, value, sender=sender, seq=self.seq), copy=False)
+            pending.append((endpoint, name, self.seq))
+        timeout = rpc_timeout()
+        answers = []
+        for endpoint, name, seq in pending:
+            sock = self.socket(endpoint)
+            if not sock.poll(timeout * 1000, zmq.POLLIN):
+                raise CommTimeout(
+                    f"{what} {name!r} from {endpoint}: no answer after {timeout} s (FLEETGRAPH_RPC_TIMEOUT)"
+                )
+            try:
+                answer = decode(sock.recv_multipart(copy=False))
+            except WireError as e:
+                raise FleetgraphError(f"{what} {name!r} from {endpoint}: malformed answer ({e})") from None
+            if answer.kind == Kind.ERROR:
+                raise FleetgraphError(f"{what} {name!r} at {endpoint} was refused: {answer.text}")
+            if answer.seq != seq:
+                raise FleetgraphError(
+                    f"{what} {name!r} from {endpoint}: answer to request {answer.seq}, expected {seq}"
+                )
+            answers.append(answer)
+        return answers
+
+    def close(self) -> None:
+        for sock in self.sockets.values():
+            sock.close(linger=0)
+        self.sockets.clear()
+
+
+class _Merger(threading.Thread):
+    """Half-async sending: pending values of one variable are added up and sent as one."""
+
+    def __init__(self, context, sender: int) -> None:
+        super().__init__(name="fleetgraph-half-async-sender", daemon=True)
+        self.connections = _Connections(context)
+        self.sender = sender
+        self.inbox: queue.Queue = queue.Queue()
+        self.error: BaseException | None = None
+
+    def push(self, endpoint: str, name: str, value) -> None:
+        if self.error is not None:
+            raise FleetgraphError(f"half-async sender failed: {self.error}") from self.error
+        self.inbox.put((endpoint, name, value))
+
+    def run(self) -> None:
+        try:
+            while True:
+                batch = [self.inbox.get()]
+                while not self.inbox.empty():
+                    batch.append(self.inbox.get_nowait())
+                stop = any(item is None for item in batch)
+                merged: dict[tuple[str, str], list] = {}
+                for item in batch:
+                    if item is not None:
+                        merged.setdefault(item[:2], []).append(item[2])
+                items = [(ep, Kind.SEND, name, _add_up(values)) for (ep, name), values in merged.items()]
+                if items:
+                    self.connections.request("send", items, self.sender)
+                if stop:
+                    return
+        except BaseException as e:  # reported to the trainer on its next push or at flush
+            self.error = e
+            log.error("half-async sender: %s", e)
+        finally:
+            self.connections.close()
+
+    def flush_and_stop(self) -> None:
+        self.inbox.put(None)
+        self.join(rpc_timeout())
+        if self.error is not None:
+            raise FleetgraphError(f"half-async sender failed: {self.error}") from self.error
+
+
+def _add_up(values):
+    if len(values) == 1:
+        return values[0]
+    if any(isinstance(v, SelectedRows) for v in values):
+        return merge_dense(np, values)
+    total = values[0] + values[1]
+    for v in values[2:]:
+        total += v
+    return total
+
+
+class _GeoParam:
+    """A GEO parameter: its array (updated in place by the local optimizer) and the last values
+    the pservers gave for each of its blocks."""
+
+    def __init__(self, array: np.ndarray, blocks: list[tuple[str, str, slice]], epmap: list[str]) -> None:
+        self.array, self.blocks, self.epmap, self.steps = array, blocks, epmap, 0
+
+
+class PSClient:
+    def __init__(self, context) -> None:
+        self.context = context
+        self.connections = _Connections(context)
+        self.endpoints: list[str] = []  # every pserver this trainer has talked to
+        self.trainer_id = -1
+        self.received: dict[str, np.ndarray] = {}  # last value pulled per variable (GEO's base)
+        self.geo: dict[str, _GeoParam] = {}
+        self.merger: _Merger | None = None
+        self.completed = False
+
+    def _note(self, endpoints, trainer_id: int) -> None:
+        if self.completed:
+            raise FleetgraphError(
+                "the trainer already told the pservers it is done (exe.close() / "
+                "fleet.stop_worker()); it cannot send or receive any more"
+            )
+        self.trainer_id = trainer_id
+        for ep in endpoints:
+            if ep not in self.endpoints:
+                self.endpoints.append(ep)
+
+    def send(self, names: list[str], values: list, epmap: list[str], trainer_id: int) -> None:
+        self._note(epmap, trainer_id)
+        self.connections.request("send", [(ep, Kind.SEND, n, v) for n, v, ep in zip(names, values, epmap)], trainer_id)
+
+    def send_merged(self, names: list[str], values: list, epmap: list[str], trainer_id: int) -> None:
+        """Half-async: queue the values; a background thread adds up and sends what is pending."""
+        self._note(epmap, trainer_id)
+        if self.merger is None:
+            self.merger = _Merger(self.context, trainer_id)
+            self.merger.start()
+        for name, value, ep in zip(names, values, epmap):
+            self.merger.push(ep, name, np.array(value) if isinstance(value, np.ndarray) else value)
+
+    def recv(self, names: list[str], epmap: list[str], trainer_id: int) -> list[np.ndarray]:
+        self._note(epmap, trainer_id)
+        answers = self.connections.request("recv", [(ep, Kind.GET, n, None) for n, ep in zip(names, epmap)], trainer_id)
+        values = []
+        for name, answer in zip(names, answers):
+            value = np.array(answer.value)  # writable: a GEO trainer updates it in place
+            self.received[name] = value.copy()
+            values.append(value)
+        return values
+
+    def send_barrier(self, endpoints: list[str], trainer_id: int) -> None:
+        self._barrier("send_barrier", Kind.SEND_BARRIER, endpoints, trainer_id)
+
+    def fetch_barrier(self, endpoints: list[str], trainer_id: int) -> None:
+        self._barrier("fetch_barrier", Kind.FETCH_BARRIER, endpoints, trainer_id)
+
+    def _barrier(self, what: str, kind: Kind, endpoints: list[str], trainer_id: int) -> None:
+        self._note(endpoints, trainer_id)
+        self.connections.request(what, [(ep, kind, "", None) for ep in endpoints], trainer_id)
+
+    def geo_step(
+        self,
+        name: str,
+        param: np.ndarray,
+        epmap: list[str],
+        sections: list[int],
+        delta_names: list[str],
+        k_steps: int,
+        trainer_id: int,
+    ) -> None:
+        """Count a local step; every k_steps push each block's change since the last pull and pull
+        the pservers' merged blocks back into the parameter."""
+        self._note(epmap, trainer_id)
+        state = self.geo.get(name)
+        if state is None:
+            bounds = np.cumsum([0] + list(sections))
+            blocks = [(d, d[: -len(".delta")], slice(bounds[i], bounds[i + 1])) for i, d in enumerate(delta_names)]
+            for _, block, _ in blocks:
+                if block not in self.received:
+                    raise FleetgraphError(
+                        f"GEO send {name!r}: block {block!r} was never received from the pservers; "
+                        "run the trainer's startup program first"
+                    )
+            state = self.geo[name] = _GeoParam(param, blocks, list(epmap))
+        state.array = param
+        state.steps += 1
+        if state.steps % k_steps == 0:
+            self._geo_sync(state, pull=True)
+
+    def _geo_sync(self, state: _GeoParam, pull: bool) -> None:
+        deltas = [state.array[rows] - self.received[block] for _, block, rows in state.blocks]
+        self.connections.request(
+            "send",
+            [(ep, Kind.SEND, d, delta) for (d, _, _), delta, ep in zip(state.blocks, deltas, state.epmap)],
+            self.trainer_id,
+        )
+        if pull:
+            fresh = self.recv([block for _, block, _ in state.blocks], state.epmap, self.trainer_id)
+            for (_, _, rows), value in zip(state.blocks, fresh):
+                state.array[rows] = value
+        state.steps = 0
+
+    def complete(self) -> None:
+        """Flush pending sends and tell every pserver this trainer is done (idempotent)."""
+        if self.completed or not self.endpoints:
+            self.completed = True
+            return
+        if self.merger is not None:
+            self.merger.flush_and_stop()
+            self.merger = None
+        for state in self.geo.values():
+            if state.steps:  # the local steps since the last push still count
+                self._geo_sync(state, pull=False)
+        self.connections.request("complete", [(ep, Kind.COMPLETE, "", None) for ep in self.endpoints], self.trainer_id)
+        self.completed = True
+        self.connections.close()
+
+    def close(self) -> None:
+        if self.merger is not None:
+            self.merger.inbox.put(None)
+        self.connections.close()

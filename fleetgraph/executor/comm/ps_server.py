@@ -1,0 +1,229 @@
+"""The pserver loop behind `listen_and_serv`: receive gradient blocks, run their optimize blocks,
+answer parameter fetches, and return once every trainer has said it is done.
+
+Sync mode: gradients wait until every live trainer has reached the send barrier, then every
+optimize block runs once and the barrier is answered; fetch barriers keep the trainers in step.
+A trainer that said it is done no longer counts at the barriers: its gradient copy is replaced by
+the mean of the live trainers' copies, so the block's sum and 1/trainers scale average over the
+trainers still training. Async, half-async and GEO: a received variable's optimize block runs on
+arrival. Every message is checked against the program before it is used; a bad one is answered
+with an error and logged, and the server goes on serving.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+
+import numpy as np
+
+from ...ir import FleetgraphError, VarType
+from ...ops.selected_rows import SelectedRows
+from .config import CommTimeout, rpc_timeout
+from .wire import Kind, Message, WireError, decode, encode
+
+log = logging.getLogger("fleetgraph.comm")
+SYNC = 0
+
+
+class PServer:
+    def __init__(
+        self,
+        context,
+        *,
+        ctx,
+        endpoint: str,
+        fanin: int,
+        mode: int,
+        optimize_blocks: list[int],
+        grad_to_block_id: list[str],
+    ) -> None:
+        self.context, self.ctx, self.endpoint = context, ctx, endpoint
+        self.fanin, self.mode = int(fanin), int(mode)
+        self.block_of = {}
+        for entry in grad_to_block_id:
+            name, _, idx = entry.rpartition(":")
+            self.block_of[name] = int(idx)
+        self.vars = ctx.program.global_block().vars
+        self.env = ctx.env
+        self.live = set(range(self.fanin))
+        self.last_message = time.monotonic()
+        self.waiting: dict[Kind, dict[int, tuple[bytes, int]]] = {Kind.SEND_BARRIER: {}, Kind.FETCH_BARRIER: {}}
+        self.timeout = rpc_timeout()
+        self.steps = 0
+
+    # -- the loop --------------------------------------------------------------------------------
+    def serve(self) -> int:
+        import zmq
+
+        sock = self.context.socket(zmq.ROUTER)
+        sock.setsockopt(zmq.LINGER, 1000)
+        sock.setsockopt(zmq.SNDHWM, 0)
+        sock.setsockopt(zmq.RCVHWM, 0)
+        sock.bind(f"tcp://{self.endpoint}")
+        self.sock = sock
+        log.info("pserver %s: serving %d trainers", self.endpoint, self.fanin)
+        try:
+            while self.live:
+                if sock.poll(200, zmq.POLLIN):
+                    self._handle(sock.recv_multipart(copy=False))
+                self._check_silence()
+        finally:
+            sock.close()
+        self._write_back()
+        log.info("pserver %s: every trainer is done after %d steps", self.endpoint, self.steps)
+        return self.steps
+
+    def _handle(self, frames) -> None:
+        identity, body = frames[0].bytes, frames[1:]
+        try:
+            msg = decode(body)
+        except WireError as e:
+            log.error("pserver %s: dropped a malformed message: %s", self.endpoint, e)
+            self._reply(identity, encode(Kind.ERROR, text=f"malformed message: {e}"))
+            return
+        if msg.sender not in self.live:
+            self._refuse(identity, msg, f"sender {msg.sender} is not a training trainer (live: {sorted(self.live)})")
+            return
+        self.last_message = time.monotonic()
+        handler = {
+            Kind.SEND: self._on_send,
+            Kind.GET: self._on_get,
+            Kind.SEND_BARRIER: self._on_barrier,
+            Kind.FETCH_BARRIER: self._on_barrier,
+            Kind.COMPLETE: self._on_complete,
+        }.get(msg.kind)
+        if handler is None:
+            self._refuse(identity, msg, f"a pserver does not take {msg.kind.name} messages")
+            return
+        try:
+            handler(identity, msg)
+        except _Refused as e:
+            self._refuse(identity, msg, str(e))
+
+    # -- messages --------------------------------------------------------------------------------
+    def _on_send(self, identity: bytes, msg: Message) -> None:
+        var = self.vars.get(msg.name)
+        if var is None or var.persistable:
+            raise _Refused(f"{msg.name!r} is not a variable this pserver receives")
+        if self.mode == SYNC and self.fanin > 1 and not msg.name.endswith(f".trainer_{msg.sender}"):
+            raise _Refused(f"trainer {msg.sender} may only send its own copies ('*.trainer_{msg.sender}')")
+        _check_value(var, msg)
+        self.env[msg.name] = msg.value
+        if self.mode != SYNC:
+            self.ctx.run_block(self._block_for(msg.name))
+            self.steps += 1
+        self._reply(identity, encode(Kind.ACK, msg.name, seq=msg.seq))
+
+    def _on_get(self, identity: bytes, msg: Message) -> None:
+        var = self.vars.get(msg.name)
+        if var is None or not var.persistable or self.env.get(msg.name) is None:
+            raise _Refused(f"{msg.name!r} is not a parameter this pserver holds")
+        self._reply(identity, encode(Kind.VAR, msg.name, self.env[msg.name], seq=msg.seq))
+
+    def _on_barrier(self, identity: bytes, msg: Message) -> None:
+        if self.mode != SYNC:  # nothing to wait for
+            self._reply(identity, encode(Kind.ACK, seq=msg.seq))
+            return
+        self.waiting[msg.kind][msg.sender] = (identity, msg.seq)
+        self._release_barriers()
+
+    def _on_complete(self, identity: bytes, msg: Message) -> None:
+        self.live.discard(msg.sender)
+        for waiting in self.waiting.values():
+            waiting.pop(msg.sender, None)
+        log.info("pserver %s: trainer %d is done; %d still training", self.endpoint, msg.sender, len(self.live))
+        self._reply(identity, encode(Kind.ACK, seq=msg.seq))
+        self._release_barriers()
+
+    def _release_barriers(self) -> None:
+        """Answer a barrier once every live trainer waits at it; the send barrier first optimizes."""
+        for kind in (Kind.SEND_BARRIER, Kind.FETCH_BARRIER):
+            waiting = self.waiting[kind]
+            if not waiting or set(waiting) != self.live:
+                continue
+            if kind == Kind.SEND_BARRIER:
+                self._optimize_sync()
+            for identity, seq in waiting.values():
+                self._reply(identity, encode(Kind.ACK, seq=seq))
+            waiting.clear()
+
+    def _optimize_sync(self) -> None:
+        for merged, block in self.block_of.items():
+            if self.fanin > 1:
+                copies = [f"{merged}.trainer_{t}" for t in range(self.fanin)]
+                live = [self.env[c] for t, c in enumerate(copies) if t in self.live]
+                for t, c in enumerate(copies):
+                    if t not in self.live:
+                        self.env[c] = _mean(live)
+            self.ctx.run_block(block)
+        self.steps += 1
+
+    # -- helpers ---------------------------------------------------------------------------------
+    def _block_for(self, name: str) -> int:
+        if name not in self.block_of:
+            raise _Refused(f"no optimize block takes {name!r}")
+        return self.block_of[name]
+
+    def _reply(self, identity: bytes, frames: list) -> None:
+        self.sock.send_multipart([identity, *frames], copy=False)
+
+    def _refuse(self, identity: bytes, msg: Message, why: str) -> None:
+        log.error("pserver %s: refused %s: %s", self.endpoint, msg.describe(), why)
+        self._reply(identity, encode(Kind.ERROR, msg.name, seq=msg.seq, text=why))
+
+    def _check_silence(self) -> None:
+        """Nothing at all from any trainer for the timeout: a trainer died (the others may be
+        blocked waiting for it) or never started."""
+        waited = time.monotonic() - self.last_message
+        if waited <= self.timeout:
+            return
+        detail = ""
+        for kind, name in ((Kind.SEND_BARRIER, "send"), (Kind.FETCH_BARRIER, "fetch")):
+            if self.waiting[kind]:
+                missing = sorted(self.live - set(self.waiting[kind]))
+                detail = f"; trainers {sorted(self.waiting[kind])} wait at the {name} barrier for trainer(s) {missing}"
+        raise CommTimeout(
+            f"listen_and_serv {self.endpoint}: no message from trainers {sorted(self.live)} for "
+            f"{waited:.1f} s{detail} (FLEETGRAPH_RPC_TIMEOUT={self.timeout:g})"
+        )
+
+    def _write_back(self) -> None:
+        """Parameters live on in the scope after serving (for saving them)."""
+        for name, var in self.vars.items():
+            if var.persistable and self.env.get(name) is not None:
+                self.ctx.scope.vars[name] = self.env[name]
+
+
+class _Refused(FleetgraphError):
+    pass
+
+
+def _check_value(var, msg: Message) -> None:
+    """The value must have the dtype, shape and kind (dense or sparse) the program declares."""
+    value = msg.value
+    if value is None:
+        raise _Refused(f"{msg.name!r} carries no value")
+    sparse = isinstance(value, SelectedRows)
+    if sparse != (var.type == VarType.SELECTED_ROWS):
+        raise _Refused(
+            f"{msg.name!r}: expected {'sparse' if not sparse else 'dense'} rows, got {'sparse' if sparse else 'dense'}"
+        )
+    dense = value.value if sparse else value
+    want_shape = tuple(var.shape[1:]) if sparse else tuple(var.shape)
+    got_shape = tuple(dense.shape[1:]) if sparse else tuple(dense.shape)
+    if dense.dtype.name != var.dtype or got_shape != want_shape or (sparse and value.height != var.shape[0]):
+        raise _Refused(
+            f"{msg.name!r}: expected {var.dtype} {list(var.shape)}, got {dense.dtype.name} "
+            f"{list(value.shape if sparse else dense.shape)}"
+        )
+
+
+def _mean(values: list):
+    if isinstance(values[0], SelectedRows):
+        rows = np.concatenate([np.asarray(v.rows) for v in values])
+        return SelectedRows(rows, np.concatenate([v.value for v in values]) / len(values), values[0].height)
+    total = values[0] + values[1] if len(values) > 1 else values[0].copy()
+    for v in values[2:]:
+        total += v
+    return total / total.dtype.type(len(values))

@@ -1,0 +1,104 @@
+"""One role of a parameter-server run for the equivalence tests.
+
+    ps_train.py pserver ENDPOINT --pservers EPS --trainers N [model options]
+    ps_train.py trainer ID --pservers EPS --trainers N --out PARAMS.npz [model options]
+
+Trainer t trains on rows [t*B, (t+1)*B) of each global batch of N*B rows (see global_batches),
+then saves its parameters.
+"""
+
+import argparse
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from models import fit_a_line_2x, mlp  # noqa: E402
+
+import fleetgraph as paddle  # noqa: E402
+from fleetgraph.transpiler import DistributeTranspiler, DistributeTranspilerConfig  # noqa: E402
+
+OPTIMIZERS = {"sgd": lambda: paddle.optimizer.SGD(0.05), "adam": lambda: paddle.optimizer.Adam(0.01)}
+
+
+def build(model: str, optimizer: str):
+    """(main, startup, loss, feed names) of the model under test."""
+    if model == "fit_a_line":
+        main, startup, _, _, loss = fit_a_line_2x(seed=11, optimizer=OPTIMIZERS[optimizer]())
+        return main, startup, loss, ("x", "y")
+    main, startup, _, _, loss, _ = mlp(OPTIMIZERS[optimizer], hidden=(32,), seed=11)
+    return main, startup, loss, ("image", "label")
+
+
+def global_batches(model: str, steps: int, rows: int, seed: int = 5):
+    """Seeded batches of learnable tasks: y a linear function of x; images scattered around one of
+    ten fixed centers, the label naming the center."""
+    rng = np.random.default_rng(seed)
+    centers = np.random.default_rng(99).normal(size=(10, 784)).astype("float32")
+    for _ in range(steps):
+        if model == "fit_a_line":
+            x = rng.normal(size=(rows, 13)).astype("float32")
+            yield {"x": x, "y": (x.sum(axis=1, keepdims=True) * 0.3 + 1).astype("float32")}
+        else:
+            label = rng.integers(0, 10, size=rows)
+            image = centers[label] + rng.normal(0, 2.0, size=(rows, 784)).astype("float32")
+            yield {"image": image.astype("float32"), "label": label.reshape(-1, 1).astype("int64")}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("role", choices=["pserver", "trainer"])
+    p.add_argument("who", help="pserver endpoint or trainer id")
+    p.add_argument("--pservers", required=True)
+    p.add_argument("--trainers", type=int, required=True)
+    p.add_argument("--model", default="fit_a_line")
+    p.add_argument("--optimizer", default="sgd")
+    p.add_argument("--mode", default="sync", choices=["sync", "async", "half_async", "geo"])
+    p.add_argument("--k_steps", type=int, default=4)
+    p.add_argument("--no_slice", action="store_true")
+    p.add_argument("--steps", type=int, default=20)
+    p.add_argument("--batch", type=int, default=8)
+    p.add_argument("--batches_for", default="", help="trainer:steps,... trainers that stop early")
+    p.add_argument("--out", default="")
+    args = p.parse_args()
+
+    main_prog, startup, loss, feed_names = build(args.model, args.optimizer)
+    config = DistributeTranspilerConfig()
+    config.slice_var_up = not args.no_slice
+    config.half_async = args.mode == "half_async"
+    config.geo_sgd_mode = args.mode == "geo"
+    config.geo_sgd_need_push_nums = args.k_steps
+    trainer_id = int(args.who) if args.role == "trainer" else 0
+    t = DistributeTranspiler(config)
+    t.transpile(
+        trainer_id,
+        program=main_prog,
+        pservers=args.pservers,
+        trainers=args.trainers,
+        sync_mode=args.mode == "sync",
+        startup_program=startup,
+    )
+    exe = paddle.static.Executor(paddle.CPUPlace())
+    if args.role == "pserver":
+        ps_main, ps_startup = t.get_pserver_programs(args.who)
+        exe.run(ps_startup)
+        exe.run(ps_main)
+        return
+    steps = dict(tuple(map(int, s.split(":"))) for s in args.batches_for.split(",") if s).get(trainer_id, args.steps)
+    exe.run(startup)
+    trainer_prog = t.get_trainer_program()
+    losses = []
+    for feed in global_batches(args.model, steps, args.batch * args.trainers):
+        shard = {k: v[trainer_id * args.batch : (trainer_id + 1) * args.batch] for k, v in feed.items()}
+        losses.append(float(exe.run(trainer_prog, feed=shard, fetch_list=[loss])[0][0]))
+    exe.close()
+    scope = paddle.static.global_scope()
+    params = {p.name: np.array(scope.vars[p.name]) for p in main_prog.all_parameters()}
+    np.savez(args.out, losses=np.array(losses), **params)
+    print(f"trainer {trainer_id}: {len(losses)} steps, loss {losses[0]:.4f} -> {losses[-1]:.4f}")
+
+
+if __name__ == "__main__":
+    main()

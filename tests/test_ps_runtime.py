@@ -1,0 +1,251 @@
+"""Parameter-server training as real processes on 127.0.0.1, against a single process as the oracle."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+
+import numpy as np
+import pytest
+from dist_helpers import SCRIPTS, ProcessGroup, assert_all_exit_zero, endpoints, free_ports
+from dist_scripts.ps_train import build, global_batches
+
+import fleetgraph as paddle
+
+PS_TRAIN = os.path.join(SCRIPTS, "ps_train.py")
+FAST_TIMEOUT = {"FLEETGRAPH_RPC_TIMEOUT": "30"}
+
+
+def run_cluster(tmp_path, n_pservers=2, trainers=2, extra=(), env=None, timeout=120):
+    """Start the pservers and trainers of ps_train.py; returns {trainer id: saved npz}, outputs."""
+    eps = ",".join(endpoints(n_pservers))
+    common = ["--pservers", eps, "--trainers", str(trainers), *extra]
+    with ProcessGroup(timeout=timeout) as group:
+        for ep in eps.split(","):
+            group.start(f"pserver {ep}", [PS_TRAIN, "pserver", ep, *common], env={**FAST_TIMEOUT, **(env or {})})
+        outs = {t: str(tmp_path / f"trainer{t}.npz") for t in range(trainers)}
+        for t in range(trainers):
+            group.start(
+                f"trainer {t}",
+                [PS_TRAIN, "trainer", str(t), "--out", outs[t], *common],
+                env={**FAST_TIMEOUT, **(env or {})},
+            )
+        results = group.wait()
+    assert_all_exit_zero(results)
+    return {t: dict(np.load(path)) for t, path in outs.items()}, results
+
+
+def single_process(model, optimizer, steps, rows):
+    """The oracle: the same model and seed trained on the whole global batches in one process."""
+    main, startup, loss, _ = build(model, optimizer)
+    scope = paddle.static.Scope()
+    exe = paddle.static.Executor()
+    exe.run(startup, scope=scope)
+    losses = [
+        float(exe.run(main, feed=f, fetch_list=[loss], scope=scope)[0][0]) for f in global_batches(model, steps, rows)
+    ]
+    return {p.name: np.array(scope.vars[p.name]) for p in main.all_parameters()}, np.array(losses)
+
+
+@pytest.mark.parametrize("optimizer", ["sgd", "adam"])
+@pytest.mark.parametrize(
+    "n_pservers, slicing", [(1, []), (2, ["--no_slice"]), (2, [])], ids=["1ps", "2ps-unsliced", "2ps-sliced"]
+)
+def test_sync_training_equals_single_process_on_the_whole_batch(tmp_path, optimizer, n_pservers, slicing):
+    steps, batch = 20, 8
+    trained, _ = run_cluster(
+        tmp_path,
+        n_pservers,
+        2,
+        ["--model", "mlp", "--optimizer", optimizer, "--steps", str(steps), "--batch", str(batch), *slicing],
+    )
+    want, _ = single_process("mlp", optimizer, steps, 2 * batch)
+    for t in (0, 1):
+        for name, value in want.items():
+            np.testing.assert_allclose(trained[t][name], value, atol=1e-5, err_msg=f"trainer {t} {name}")
+
+
+def test_trainers_with_different_numbers_of_batches_finish_cleanly(tmp_path):
+    trained, _ = run_cluster(tmp_path, 2, 3, ["--steps", "12", "--batches_for", "1:4,2:8"], timeout=90)
+    assert [len(trained[t]["losses"]) for t in range(3)] == [12, 4, 8]  # and every process exited 0
+
+
+@pytest.mark.parametrize("mode", ["async", "half_async", "geo"])
+@pytest.mark.parametrize("model", ["fit_a_line", "mlp"])
+def test_async_modes_lower_the_loss_like_single_process(tmp_path, mode, model):
+    """Stated tolerance: the trainers' mean loss over their last 10 steps is within 1.5x (plus 0.05) of
+    the single-process loss over its last 10 steps, and at most half the first loss."""
+    steps, batch = 60, 16
+    optimizer = "sgd" if model == "fit_a_line" else "adam"
+    trained, _ = run_cluster(
+        tmp_path,
+        2,
+        2,
+        [
+            "--model",
+            model,
+            "--optimizer",
+            optimizer,
+            "--mode",
+            mode,
+            "--steps",
+            str(steps),
+            "--batch",
+            str(batch),
+            "--k_steps",
+            "3",
+        ],
+    )
+    _, oracle = single_process(model, optimizer, steps, batch)
+    ours = np.mean([trained[t]["losses"][-10:].mean() for t in (0, 1)])
+    first = np.mean([trained[t]["losses"][:3].mean() for t in (0, 1)])
+    assert ours <= 1.5 * oracle[-10:].mean() + 0.05, (mode, model, ours, oracle[-10:].mean())
+    assert ours <= 0.5 * first, (mode, model, first, ours)
+
+
+# -- seed 001 as its documentation starts it --------------------------------------------------------
+
+
+def _port_free_on(port: int, hosts) -> bool:
+    import socket
+
+    for host in hosts:
+        with socket.socket() as s:
+            try:
+                s.bind((host, port))
+            except OSError:
+                return False
+    return True
+
+
+def test_seed_001_trains_with_two_pservers_and_two_trainers_from_its_environment_table():
+    """Seed 001's script, only its imports changed, started as its table says: one port, one host per
+    pserver (two loopback addresses here, so each pserver binds its own)."""
+    hosts = ("127.0.0.1", "127.0.0.2")
+    port = next(p for p in free_ports(8) if _port_free_on(p, hosts))
+    common = {
+        "PADDLE_PSERVER_IPS": ", ".join(hosts),
+        "PADDLE_TRAINERS": "2",
+        "PADDLE_PSERVER_PORT": str(port),
+        **FAST_TIMEOUT,
+    }
+    script = os.path.join(SCRIPTS, "seed001_dist_train.py")
+    with ProcessGroup(timeout=150) as group:
+        for host in hosts:
+            group.start(
+                f"pserver {host}",
+                [script],
+                env={**common, "PADDLE_TRAINING_ROLE": "PSERVER", "PADDLE_CURRENT_IP": host},
+            )
+        for t in (0, 1):
+            group.start(
+                f"trainer {t}", [script], env={**common, "PADDLE_TRAINING_ROLE": "TRAINER", "PADDLE_TRAINER_ID": str(t)}
+            )
+        results = group.wait()
+    assert_all_exit_zero(results)
+    for t in (0, 1):
+        lines = [ln for ln in results[f"trainer {t}"][1].splitlines() if ln.startswith("Epoch:")]
+        assert lines[-1].startswith("Epoch: 29, Batch: 49")
+        first, last = float(lines[0].rsplit(" ", 1)[1]), float(lines[-1].rsplit(" ", 1)[1])
+        assert last < first / 10
+
+
+# -- faults ---------------------------------------------------------------------------------------
+
+
+def _start_long_run(group, eps, timeout_s):
+    env = {"FLEETGRAPH_RPC_TIMEOUT": str(timeout_s)}
+    common = ["--pservers", ",".join(eps), "--trainers", "2", "--steps", "100000"]
+    for ep in eps:
+        group.start(f"pserver {ep}", [PS_TRAIN, "pserver", ep, *common], env=env)
+    for t in (0, 1):
+        group.start(f"trainer {t}", [PS_TRAIN, "trainer", str(t), "--out", os.devnull, *common], env=env)
+
+
+def _kill(proc) -> None:
+    os.killpg(proc.popen.pid, signal.SIGKILL)
+
+
+def test_trainer_killed_in_sync_mode_makes_the_pservers_fail_with_a_timeout():
+    eps = endpoints(2)
+    with ProcessGroup(timeout=60) as group:
+        _start_long_run(group, eps, 3)
+        time.sleep(4)  # training is under way
+        started = time.monotonic()
+        _kill(group.procs[3])  # trainer 1
+        results = group.wait()
+    assert time.monotonic() - started < 30
+    for ep in eps:
+        code, out = results[f"pserver {ep}"]
+        assert code != 0
+        assert f"listen_and_serv {ep}: no message from trainers [0, 1]" in out, out[-2000:]
+        assert "wait at the send barrier for trainer(s) [1]" in out and "FLEETGRAPH_RPC_TIMEOUT=3" in out
+    assert results["trainer 0"][0] != 0
+
+
+def test_pserver_killed_makes_trainers_fail_within_the_timeout():
+    eps = endpoints(2)
+    with ProcessGroup(timeout=60) as group:
+        _start_long_run(group, eps, 3)
+        time.sleep(4)
+        started = time.monotonic()
+        _kill(group.procs[0])  # the first pserver
+        results = group.wait()
+    assert time.monotonic() - started < 30
+    for t in (0, 1):
+        code, out = results[f"trainer {t}"]
+        assert code != 0
+        assert f"from {eps[0]}: no answer after 3.0 s (FLEETGRAPH_RPC_TIMEOUT)" in out, out[-2000:]
+
+
+def test_garbage_and_truncated_messages_are_refused_and_the_server_keeps_serving(tmp_path):
+    import zmq
+
+    from fleetgraph.executor.comm.wire import Kind, decode, encode
+
+    ep = endpoints(1)[0]
+    common = ["--pservers", ep, "--trainers", "2", "--steps", "30"]
+    good = encode(Kind.SEND, "fc_0.w_0@GRAD.trainer_0", np.ones((13, 1), "float32"), sender=0, seq=1)
+    wrong_dtype = encode(Kind.SEND, "fc_0.w_0@GRAD.trainer_0", np.ones((13, 1), "float64"), sender=0, seq=2)
+    wrong_shape = encode(Kind.SEND, "fc_0.w_0@GRAD.trainer_0", np.ones((12, 1), "float32"), sender=0, seq=3)
+    bad_messages = [
+        [b"garbage"],  # not even a header
+        [good[0]],  # truncated: the header without its payload
+        [good[0], bytes(good[1])[:20]],  # truncated payload
+        wrong_dtype,
+        wrong_shape,
+        encode(Kind.SEND, "fc_0.w_0@GRAD.trainer_1", np.ones((13, 1), "float32"), sender=0, seq=4),  # not its copy
+        encode(Kind.GET, "learning_rate_9", sender=0, seq=5),  # no such parameter
+        encode(Kind.SEND, "x", np.ones((2, 13), "float32"), sender=7, seq=6),  # no such trainer
+    ]
+    context = zmq.Context()
+    sock = context.socket(zmq.DEALER)
+    sock.setsockopt(zmq.LINGER, 0)
+    try:
+        with ProcessGroup(timeout=90) as group:
+            group.start("pserver", [PS_TRAIN, "pserver", ep, *common], env=FAST_TIMEOUT)
+            sock.connect(f"tcp://{ep}")
+            replies = []
+            for frames in bad_messages:
+                sock.send_multipart(frames)
+                assert sock.poll(20000), "the pserver stopped answering"
+                replies.append(decode(sock.recv_multipart()))
+            for t in (0, 1):
+                group.start(
+                    f"trainer {t}",
+                    [PS_TRAIN, "trainer", str(t), "--out", str(tmp_path / f"{t}.npz"), *common],
+                    env=FAST_TIMEOUT,
+                )
+            results = group.wait()
+    finally:
+        sock.close()
+        context.term()
+    assert [r.kind for r in replies] == [Kind.ERROR] * len(bad_messages)
+    assert "bad magic" in replies[0].text or "header of" in replies[0].text
+    assert "expected float32 [13, 1], got float64 [13, 1]" in replies[3].text
+    assert "expected float32 [13, 1], got float32 [12, 1]" in replies[4].text
+    assert "may only send its own copies" in replies[5].text
+    assert "not a parameter this pserver holds" in replies[6].text
+    assert_all_exit_zero(results)
+    assert "dropped a malformed message" in results["pserver"][1]
