@@ -23,11 +23,14 @@ log = logging.getLogger("fleetgraph.comm")
 
 
 class _Connections:
-    """DEALER sockets to pservers, used by one thread."""
+    """DEALER sockets to pservers, used by one thread. A socket's answers come back in the order
+    of its requests, so a request posted without waiting (`post`) is checked just before the next
+    answer awaited on the same socket."""
 
     def __init__(self, context) -> None:
         self.context = context
         self.sockets: dict[str, object] = {}
+        self.unanswered: dict[str, list[tuple[str, str, int]]] = {}
         self.seq = 0
 
     def socket(self, endpoint: str):
@@ -42,40 +45,51 @@ class _Connections:
             self.sockets[endpoint] = sock
         return self.sockets[endpoint]
 
+    def post(self, what: str, items: list[tuple[str, Kind, str, object]], sender: int) -> None:
+        """Send requests; their answers are checked later, before the next awaited answer."""
+        for endpoint, kind, name, value in items:
+            self.unanswered.setdefault(endpoint, []).append(
+                (what, name, self._send(endpoint, kind, name, value, sender))
+            )
+
     def request(self, what: str, items: list[tuple[str, Kind, str, object]], sender: int) -> list:
         """Send (endpoint, kind, name, value) requests, then wait for each answer in turn."""
-        import zmq
-
-        pending = []
-        for endpoint, kind, name, value in items:
-            self.seq += 1
-            self.socket(endpoint).send_multipart(encode(kind, name, value, sender=sender, seq=self.seq), copy=False)
-            pending.append((endpoint, name, self.seq))
-        timeout = rpc_timeout()
+        pending = [
+            (endpoint, name, self._send(endpoint, kind, name, value, sender)) for endpoint, kind, name, value in items
+        ]
         answers = []
         for endpoint, name, seq in pending:
-            sock = self.socket(endpoint)
-            if not sock.poll(timeout * 1000, zmq.POLLIN):
-                raise CommTimeout(
-                    f"{what} {name!r} from {endpoint}: no answer after {timeout} s (FLEETGRAPH_RPC_TIMEOUT)"
-                )
-            try:
-                answer = decode(sock.recv_multipart(copy=False))
-            except WireError as e:
-                raise FleetgraphError(f"{what} {name!r} from {endpoint}: malformed answer ({e})") from None
-            if answer.kind == Kind.ERROR:
-                raise FleetgraphError(f"{what} {name!r} at {endpoint} was refused: {answer.text}")
-            if answer.seq != seq:
-                raise FleetgraphError(
-                    f"{what} {name!r} from {endpoint}: answer to request {answer.seq}, expected {seq}"
-                )
-            answers.append(answer)
+            for earlier in self.unanswered.pop(endpoint, []):
+                self._answer(endpoint, *earlier)
+            answers.append(self._answer(endpoint, what, name, seq))
         return answers
+
+    def _send(self, endpoint: str, kind: Kind, name: str, value, sender: int) -> int:
+        self.seq += 1
+        self.socket(endpoint).send_multipart(encode(kind, name, value, sender=sender, seq=self.seq), copy=False)
+        return self.seq
+
+    def _answer(self, endpoint: str, what: str, name: str, seq: int):
+        import zmq
+
+        sock, timeout = self.socket(endpoint), rpc_timeout()
+        if not sock.poll(timeout * 1000, zmq.POLLIN):
+            raise CommTimeout(f"{what} {name!r} from {endpoint}: no answer after {timeout} s (FLEETGRAPH_RPC_TIMEOUT)")
+        try:
+            answer = decode(sock.recv_multipart(copy=False))
+        except WireError as e:
+            raise FleetgraphError(f"{what} {name!r} from {endpoint}: malformed answer ({e})") from None
+        if answer.kind == Kind.ERROR:
+            raise FleetgraphError(f"{what} {name!r} at {endpoint} was refused: {answer.text}")
+        if answer.seq != seq:
+            raise FleetgraphError(f"{what} {name!r} from {endpoint}: answer to request {answer.seq}, expected {seq}")
+        return answer
 
     def close(self) -> None:
         for sock in self.sockets.values():
             sock.close(linger=0)
         self.sockets.clear()
+        self.unanswered.clear()
 
 
 class _Merger(threading.Thread):
@@ -164,8 +178,9 @@ class PSClient:
                 self.endpoints.append(ep)
 
     def send(self, names: list[str], values: list, epmap: list[str], trainer_id: int) -> None:
+        """Send without waiting: the answers are checked at the next barrier, recv or completion."""
         self._note(epmap, trainer_id)
-        self.connections.request("send", [(ep, Kind.SEND, n, v) for n, v, ep in zip(names, values, epmap)], trainer_id)
+        self.connections.post("send", [(ep, Kind.SEND, n, v) for n, v, ep in zip(names, values, epmap)], trainer_id)
 
     def send_merged(self, names: list[str], values: list, epmap: list[str], trainer_id: int) -> None:
         """Half-async: queue the values; a background thread adds up and sends what is pending."""
