@@ -5,6 +5,7 @@
 
 from . import (
     dataset,
+    distributed,  # noqa: F401  (`paddle.distributed.fleet`)
     initializer,
     layers,
     metric,

@@ -1,0 +1,1 @@
+"""Fleet's parts: the Fleet class, role makers, the strategy and its translation to the transpiler."""

@@ -1,0 +1,265 @@
+"""`Fleet`: Paddle's Fleet API over the DistributeTranspiler, for parameter-server and collective modes.
+
+`distributed_optimizer(optimizer, strategy).minimize(loss)`:
+  1. runs the wrapped optimizer's minimize (backward and optimize ops) on the loss's program;
+  2. keeps a copy of that program (the single-process program: inference models are pruned from it);
+  3. transpiles the copy for this role with a config made from the strategy; the transpiler rewrites
+     the startup program in place, as Paddle's does;
+  4. makes the transpiled trainer program the loss's program, in place, so scripts that run
+     `default_main_program()` afterwards run the trainer program (as with Paddle's fleet);
+  5. on a server, builds this server's main and startup programs for init_server / run_server.
+"""
+
+from __future__ import annotations
+
+from ....executor import CPUPlace, Executor, global_scope
+from ....ir import FleetgraphError, Program, default_startup_program
+from ....ir.program import Variable
+from ....persistence import save_inference_model as _save_inference_model
+from ....persistence import save_vars
+from ....transpiler import DistributeTranspiler
+from ....transpiler.distribute_transpiler import _replace_program
+from .distributed_strategy import DistributedStrategy
+from .role_maker import PaddleCloudRoleMaker, RoleMakerBase
+from .server_io import load_server_persistables
+from .strategy_compiler import transpiler_config
+
+
+class Fleet:
+    """One per process (`fleet.fleet`); `fleet.init(...)` starts it afresh."""
+
+    def __init__(self) -> None:
+        self._role_maker: RoleMakerBase | None = None
+        self._reset()
+
+    def _reset(self) -> None:
+        self._is_collective = False
+        self._strategy = None
+        self._transpiler: DistributeTranspiler | None = None
+        self._origin_program: Program | None = None
+        self._main_program: Program | None = None
+        self._startup_program: Program | None = None
+
+    # -- set-up ----------------------------------------------------------------------------------
+    def init(self, role_maker: RoleMakerBase | None = None, is_collective: bool = False, strategy=None) -> None:
+        """Read this process's role (from the environment unless a role maker is given)."""
+        if role_maker is None:
+            role_maker = PaddleCloudRoleMaker(is_collective=is_collective)
+        elif not isinstance(role_maker, RoleMakerBase):
+            raise TypeError(
+                "fleet.init: role_maker expected a PaddleCloudRoleMaker or UserDefinedRoleMaker, got "
+                f"{type(role_maker).__name__}"
+            )
+        elif is_collective and not role_maker._is_collective:
+            raise FleetgraphError(
+                "fleet.init: is_collective=True but the role maker is for parameter-server mode; expected "
+                "a role maker made with is_collective=True"
+            )
+        role_maker.generate_role()
+        self._reset()
+        self._role_maker = role_maker
+        self._is_collective = role_maker._is_collective
+        self._strategy = strategy
+
+    def distributed_optimizer(self, optimizer, strategy=None) -> DistributedOptimizer:
+        """Wrap `optimizer` so `minimize` also transpiles for this role; `strategy` is a
+        DistributedStrategy, a DistributeTranspilerConfig or a StrategyFactory strategy."""
+        self._role()
+        return DistributedOptimizer(self, optimizer, strategy if strategy is not None else self._strategy)
+
+    def distributed_model(self, model):
+        raise FleetgraphError(
+            "fleet.distributed_model: dynamic graph mode is not available; fleetgraph runs static programs"
+        )
+
+    # -- who is who ------------------------------------------------------------------------------
+    def _role(self) -> RoleMakerBase:
+        if self._role_maker is None:
+            raise FleetgraphError("fleet: call fleet.init() first")
+        return self._role_maker
+
+    def is_worker(self) -> bool:
+        return self._role().is_worker()
+
+    def is_server(self) -> bool:
+        return self._role().is_server()
+
+    def is_first_worker(self) -> bool:
+        return self._role().is_first_worker()
+
+    def worker_index(self) -> int:
+        return self._role().worker_index()
+
+    def server_index(self) -> int:
+        return self._role().server_index()
+
+    def worker_num(self) -> int:
+        return self._role().worker_num()
+
+    def server_num(self) -> int:
+        return self._role().server_num()
+
+    def worker_endpoints(self, to_string: bool = False):
+        endpoints = self._role().get_trainer_endpoints()
+        return ",".join(endpoints) if to_string else endpoints
+
+    def server_endpoints(self, to_string: bool = False):
+        endpoints = self._role().get_pserver_endpoints()
+        return ",".join(endpoints) if to_string else endpoints
+
+    # -- the programs ----------------------------------------------------------------------------
+    @property
+    def main_program(self) -> Program:
+        """The trainer program on a worker, the pserver program on a server."""
+        return self._transpiled("main_program", self._main_program)
+
+    @property
+    def startup_program(self) -> Program:
+        return self._transpiled("startup_program", self._startup_program)
+
+    def _transpiled(self, what: str, program: Program | None) -> Program:
+        if program is None:
+            raise FleetgraphError(f"fleet.{what}: call fleet.distributed_optimizer(optimizer).minimize(loss) first")
+        return program
+
+    def _minimize(self, optimizer, strategy, loss: Variable, startup_program, parameter_list, no_grad_set):
+        role = self._role()
+        result = optimizer.minimize(loss, startup_program, parameter_list=parameter_list, no_grad_set=no_grad_set)  # 1
+        program = loss.block.program
+        startup = startup_program or default_startup_program()
+        origin = program.clone()  # step 2
+        t = DistributeTranspiler(transpiler_config(strategy, self._is_collective))  # step 3
+        if self._is_collective:
+            t.transpile(
+                role.worker_index(),
+                program=origin,
+                trainers=",".join(role.get_trainer_endpoints()),
+                startup_program=startup,
+                current_endpoint=role.current_endpoint(),
+            )
+        else:
+            t.transpile(
+                role.worker_index(),
+                program=origin,
+                pservers=",".join(role.get_pserver_endpoints()),
+                trainers=role.worker_num(),
+                startup_program=startup,
+            )
+        _replace_program(program, t.get_trainer_program())  # step 4
+        self._transpiler, self._origin_program = t, origin
+        self._main_program, self._startup_program = program, startup
+        if role.is_server():  # step 5
+            self._main_program, self._startup_program = t.get_pserver_programs(role.current_endpoint())
+        return result
+
+    # -- servers ---------------------------------------------------------------------------------
+    def init_server(self, model_dir: str | None = None) -> None:
+        """Run this server's startup program; with `model_dir`, then load the blocks it holds of the
+        persistables saved there (by `fleet.save_persistables`)."""
+        self._check_server("init_server")
+        Executor(CPUPlace()).run(self._startup_program)
+        if model_dir is not None:
+            load_server_persistables(
+                global_scope(), self._main_program, self._transpiler.plan, self._role().current_endpoint(), model_dir
+            )
+
+    def run_server(self) -> None:
+        """Serve the trainers; returns once every trainer has said it is done (`stop_worker`)."""
+        self._check_server("run_server")
+        Executor(CPUPlace()).run(self._main_program)
+
+    def _check_server(self, what: str) -> None:
+        if not self.is_server():
+            raise FleetgraphError(f"fleet.{what}: this process is a worker; expected a server (TRAINING_ROLE=PSERVER)")
+        self._transpiled("main_program", self._main_program)
+
+    # -- workers ---------------------------------------------------------------------------------
+    def init_worker(self) -> None:
+        """Nothing to start: the trainer's startup program receives the parameters from the servers."""
+        self._check_worker("init_worker")
+
+    def stop_worker(self) -> None:
+        """Tell every server this worker is done (as `exe.close()` does)."""
+        from ....executor.comm import stop_worker
+
+        stop_worker()
+
+    def barrier_worker(self) -> None:
+        """Wait until every worker reaches this call. A single worker has nobody to wait for; several
+        collective ranks use ring 0's barrier. Parameter-server mode has no worker-to-worker channel,
+        so there several workers are an error."""
+        role = self._role()
+        if role.worker_num() == 1:
+            return
+        if not self._is_collective:
+            raise FleetgraphError(
+                f"fleet.barrier_worker: needs collective mode with {role.worker_num()} workers; parameter-server "
+                "workers only talk to the servers (use fleet.init(is_collective=True))"
+            )
+        from ....executor.comm import process_comm
+
+        process_comm().ring(0).barrier()
+
+    def _check_worker(self, what: str) -> None:
+        if not self.is_worker():
+            raise FleetgraphError(f"fleet.{what}: this process is a server; expected a worker (TRAINING_ROLE=TRAINER)")
+
+    def save_persistables(self, executor, dirname: str, main_program: Program | None = None) -> str:
+        """Save this worker's persistables from the scope. For fleet's own program these are the
+        single-process program's persistables the worker holds: in parameter-server mode the
+        parameters it last received (optimizer state lives on the servers and is not saved);
+        `fleet.init_server(dirname)` loads them back into servers."""
+        self._check_worker("save_persistables")
+        program = self._origin_or(main_program)
+        scope = global_scope()
+        chosen = [v for v in program.list_vars() if v.persistable and v.name in scope]
+        return save_vars(executor, dirname, program, vars=chosen)
+
+    def save_inference_model(
+        self,
+        executor,
+        dirname: str,
+        feeded_var_names,
+        target_vars,
+        main_program: Program | None = None,
+        export_for_deployment: bool = True,
+    ) -> list[str]:
+        """Prune the single-process program (no send/recv or all-reduce ops) to the feeds and targets
+        and save it with the parameters this worker holds."""
+        self._check_worker("save_inference_model")
+        program = self._origin_or(main_program)
+        return _save_inference_model(
+            dirname, feeded_var_names, target_vars, executor, program, export_for_deployment=export_for_deployment
+        )
+
+    def _origin_or(self, main_program: Program | None) -> Program:
+        if main_program is None or main_program is self._main_program:
+            return self._transpiled("main_program", self._origin_program)
+        return main_program
+
+
+class DistributedOptimizer:
+    """What `fleet.distributed_optimizer` returns: `minimize` optimizes, then transpiles for the role."""
+
+    def __init__(self, fleet: Fleet, optimizer, strategy) -> None:
+        if isinstance(optimizer, DistributedOptimizer):
+            raise FleetgraphError("fleet.distributed_optimizer: the optimizer is already distributed")
+        if not callable(getattr(optimizer, "minimize", None)):
+            raise TypeError(f"fleet.distributed_optimizer: expected an optimizer, got {type(optimizer).__name__}")
+        self._fleet, self.inner_opt, self.user_defined_strategy = fleet, optimizer, strategy
+
+    def minimize(self, loss, startup_program=None, parameter_list=None, no_grad_set=None):
+        """(optimize_ops, params_grads) of the wrapped optimizer; the loss's program is the role's program after."""
+        if not isinstance(loss, Variable):
+            raise TypeError(f"minimize: loss expected a Variable, got {type(loss).__name__}")
+        return self._fleet._minimize(
+            self.inner_opt, self.user_defined_strategy, loss, startup_program, parameter_list, no_grad_set
+        )
+
+    def __getattr__(self, name: str):
+        if name == "inner_opt":  # not set yet (copying): no recursion
+            raise AttributeError(name)
+        return getattr(self.inner_opt, name)
+
+
+__all__ = ["DistributedOptimizer", "DistributedStrategy", "Fleet"]

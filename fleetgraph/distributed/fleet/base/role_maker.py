@@ -1,0 +1,162 @@
+"""Role makers: who this process is in the job, from the environment or from the user's arguments."""
+
+from __future__ import annotations
+
+import os
+
+from ....ir import FleetgraphError
+from ...role import Role, RoleInfo, endpoint_problem, parse_role_env
+
+__all__ = ["PaddleCloudRoleMaker", "Role", "RoleMakerBase", "UserDefinedRoleMaker"]
+
+
+class RoleMakerBase:
+    """The queries fleet asks a role maker, in Fluid's spelling and Paddle 2.x's (`_is_worker`)."""
+
+    _is_collective = False
+    _info: RoleInfo | None = None
+
+    def generate_role(self) -> None:
+        """Work out the role (once); fleet.init calls it."""
+
+    def _role(self) -> RoleInfo:
+        self.generate_role()
+        if self._info is None:
+            raise FleetgraphError(f"{type(self).__name__}: generate_role() set no role; expected it to set self._info")
+        return self._info
+
+    def is_worker(self) -> bool:
+        return self._role().role == Role.WORKER
+
+    def is_server(self) -> bool:
+        return self._role().role == Role.SERVER
+
+    def is_first_worker(self) -> bool:
+        return self.is_worker() and self._role().current_id == 0
+
+    def worker_index(self) -> int:
+        return self._role().current_id if self.is_worker() else 0
+
+    def server_index(self) -> int:
+        return self._role().current_id if self.is_server() else 0
+
+    def role_id(self) -> int:
+        return self._role().current_id
+
+    def worker_num(self) -> int:
+        return self._role().worker_num
+
+    def server_num(self) -> int:
+        return len(self._role().server_endpoints)
+
+    def get_trainer_endpoints(self) -> list[str]:
+        return list(self._role().worker_endpoints)
+
+    def get_pserver_endpoints(self) -> list[str]:
+        return list(self._role().server_endpoints)
+
+    def current_endpoint(self) -> str:
+        return self._role().current_endpoint
+
+    def __repr__(self) -> str:
+        info = self._info
+        if info is None:
+            return f"{type(self).__name__}(role not generated yet)"
+        kind = "worker" if info.role == Role.WORKER else "server"
+        mode = "collective" if info.is_collective else "parameter-server"
+        return (
+            f"{type(self).__name__}({mode} {kind} {info.current_id}, {info.worker_num} workers, "
+            f"servers {list(info.server_endpoints)})"
+        )
+
+    def _generate_role(self) -> None:  # Paddle 2.x's spelling; subclasses override generate_role
+        self.generate_role()
+
+    # Paddle 2.x spells the queries with a leading underscore
+    _is_worker, _is_server, _is_first_worker = is_worker, is_server, is_first_worker
+    _worker_index, _server_index, _role_id = worker_index, server_index, role_id
+    _worker_num, _server_num = worker_num, server_num
+    _get_trainer_endpoints, _get_pserver_endpoints = get_trainer_endpoints, get_pserver_endpoints
+
+
+class PaddleCloudRoleMaker(RoleMakerBase):
+    """The role from the environment variables a launcher or scheduler sets (either spelling; see
+    `fleetgraph.distributed.role`). Collective mode with no variables set is a single rank."""
+
+    def __init__(self, is_collective: bool = False, **kwargs) -> None:
+        self._is_collective = bool(is_collective)
+        self._info = None
+
+    def generate_role(self) -> None:
+        if self._info is None:
+            self._info = parse_role_env(os.environ, self._is_collective)
+
+
+class UserDefinedRoleMaker(RoleMakerBase):
+    """The role given as arguments: `UserDefinedRoleMaker(current_id=0, role=Role.WORKER,
+    worker_num=2, server_endpoints=["127.0.0.1:6001", "127.0.0.1:6002"])`; collective mode takes
+    `worker_endpoints` instead of servers."""
+
+    def __init__(
+        self,
+        current_id: int = 0,
+        role: int = Role.WORKER,
+        worker_num: int = 0,
+        server_endpoints=None,
+        worker_endpoints=None,
+        is_collective: bool = False,
+        init_gloo: bool = False,
+    ) -> None:
+        self._is_collective = bool(is_collective)
+        servers = _endpoint_list(server_endpoints, "server_endpoints")
+        workers = _endpoint_list(worker_endpoints, "worker_endpoints")
+        if role not in (Role.WORKER, Role.SERVER):
+            raise FleetgraphError(f"UserDefinedRoleMaker: role expected Role.WORKER or Role.SERVER, got {role!r}")
+        if is_collective:
+            if role != Role.WORKER:
+                raise FleetgraphError("UserDefinedRoleMaker: collective mode has workers only; got role=Role.SERVER")
+            worker_num = worker_num or len(workers) or 1
+            if workers and len(workers) != worker_num:
+                raise FleetgraphError(
+                    f"UserDefinedRoleMaker: worker_num={worker_num} but {len(workers)} worker_endpoints; expected one "
+                    "endpoint per worker"
+                )
+        elif not servers:
+            raise FleetgraphError(
+                "UserDefinedRoleMaker: server_endpoints is empty; expected the servers' ip:port list, "
+                "e.g. server_endpoints=['127.0.0.1:6001', '127.0.0.1:6002']"
+            )
+        if isinstance(worker_num, bool) or not isinstance(worker_num, int) or worker_num < 1:
+            raise FleetgraphError(f"UserDefinedRoleMaker: worker_num expected a positive int, got {worker_num!r}")
+        count, what = (worker_num, "worker_num") if role == Role.WORKER else (len(servers), "len(server_endpoints)")
+        if isinstance(current_id, bool) or not isinstance(current_id, int) or not 0 <= current_id < count:
+            raise FleetgraphError(
+                f"UserDefinedRoleMaker: current_id expected an int in [0, {count}) ({what}={count}), got {current_id!r}"
+            )
+        if role == Role.SERVER:
+            current = servers[current_id]
+        elif workers:
+            current = workers[current_id]
+        else:
+            current = "127.0.0.1:6170" if is_collective and worker_num == 1 else ""
+        if is_collective and not workers:
+            if worker_num > 1:
+                raise FleetgraphError(
+                    f"UserDefinedRoleMaker: collective mode with worker_num={worker_num} needs worker_endpoints, "
+                    "e.g. worker_endpoints=['127.0.0.1:6170', '127.0.0.1:6171']"
+                )
+            workers = (current,)
+        self._info = RoleInfo(role, current_id, worker_num, servers, workers, current, self._is_collective)
+
+
+def _endpoint_list(value, what: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    items = [e.strip() for e in value.split(",")] if isinstance(value, str) else list(value)
+    problem = endpoint_problem(items)
+    if problem:
+        raise FleetgraphError(
+            f"UserDefinedRoleMaker: {what} {value!r}: {problem}; expected a list of 'ip:port', "
+            "e.g. ['127.0.0.1:6001', '127.0.0.1:6002']"
+        )
+    return tuple(items)

@@ -1,0 +1,1 @@
+"""`fluid.incubate`: the Fluid-era home of Fleet (`fluid.incubate.fleet`)."""
