@@ -5,7 +5,7 @@
 
 from . import (
     dataset,
-    distributed,  # noqa: F401  (`paddle.distributed.fleet`)
+    distributed,
     initializer,
     layers,
     metric,
@@ -96,6 +96,7 @@ __all__ = [
     "default_main_program",
     "default_startup_program",
     "disable_static",
+    "distributed",
     "divide",
     "enable_static",
     "exp",

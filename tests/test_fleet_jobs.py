@@ -1,0 +1,146 @@
+"""Fleet jobs as real processes on 127.0.0.1 (parameter-server and collective), roles from the
+environment, against a single process as the oracle."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+import pytest
+from dist_helpers import SCRIPTS, ProcessGroup, assert_all_exit_zero, endpoints
+from dist_scripts import fleet_fluid_ps, fleet_ps
+
+import fleetgraph as paddle
+from fleetgraph.ir import Program, program_guard, unique_name
+
+# -- whole jobs as real processes ----------------------------------------------------------------------
+
+RPC = {"FLEETGRAPH_RPC_TIMEOUT": "30"}
+
+
+def run_ps_job(script, out, args=(), spelling="fleet", workers=2, servers=2, timeout=120):
+    """Start `servers` servers and `workers` workers of a script, with their roles in the environment."""
+    server_eps = endpoints(servers)
+    if spelling == "fleet":
+        common = {"PADDLE_PSERVERS_IP_PORT_LIST": ",".join(server_eps), "PADDLE_TRAINERS_NUM": str(workers)}
+        as_server = lambda ep: {"TRAINING_ROLE": "PSERVER", "POD_IP": ep.split(":")[0], "PADDLE_PORT": ep.split(":")[1]}  # noqa: E731
+        as_worker = lambda i: {"TRAINING_ROLE": "TRAINER", "PADDLE_TRAINER_ID": str(i)}  # noqa: E731
+    else:  # Fluid's: one port on every server host; 127.0.0.x are distinct loopback hosts
+        port = endpoints(1)[0].split(":")[1]
+        hosts = [f"127.0.0.{i + 1}" for i in range(servers)]
+        common = {"PADDLE_PSERVER_IPS": ", ".join(hosts), "PADDLE_PSERVER_PORT": port, "PADDLE_TRAINERS": str(workers)}
+        server_eps = hosts
+        as_server = lambda host: {"PADDLE_TRAINING_ROLE": "PSERVER", "PADDLE_CURRENT_IP": host}  # noqa: E731
+        as_worker = lambda i: {"PADDLE_TRAINING_ROLE": "TRAINER", "PADDLE_TRAINER_ID": str(i)}  # noqa: E731
+    argv = [os.path.join(SCRIPTS, script), "--out", str(out), *args]
+    with ProcessGroup(timeout=timeout) as group:
+        for ep in server_eps:
+            group.start(f"server {ep}", argv, env={**RPC, **common, **as_server(ep)})
+        for i in range(workers):
+            group.start(f"worker {i}", argv, env={**RPC, **common, **as_worker(i)})
+        results = group.wait()
+    assert_all_exit_zero(results)
+    return results
+
+
+def fleet_ps_oracle(model, steps, rows):
+    """The single process: the same network and seed trained on each whole global batch."""
+    main, startup = Program(), Program()
+    with program_guard(main, startup), unique_name.guard():
+        loss, _ = fleet_ps.build(model)
+        fleet_ps.optimizer(model).minimize(loss)
+    scope, exe = paddle.static.Scope(), paddle.static.Executor()
+    exe.run(startup, scope=scope)
+    losses = [
+        exe.run(main, feed=f, fetch_list=[loss], scope=scope)[0] for f in fleet_ps.global_batches(model, steps, rows)
+    ]
+    return {p.name: np.array(scope.vars[p.name]) for p in main.all_parameters()}, np.array(losses).reshape(-1)
+
+
+def test_fleet_sync_job_equals_one_process_and_saves_a_model_without_send_recv(tmp_path):
+    steps, batch = 15, 8
+    run_ps_job("fleet_ps.py", tmp_path, ["--model", "mlp", "--steps", str(steps), "--batch", str(batch)])
+    want, _ = fleet_ps_oracle("mlp", steps, 2 * batch)
+    for w in (0, 1):
+        got = np.load(tmp_path / f"worker{w}.npz")
+        for name, value in want.items():
+            np.testing.assert_allclose(got[name], value, atol=1e-5, err_msg=f"worker {w} {name}")
+    with open(tmp_path / "inference" / "model.json") as f:
+        saved_types = {op["type"] for block in json.load(f)["program"]["blocks"] for op in block["ops"]}
+    assert saved_types == {"mul", "elementwise_add", "relu"}
+    assert set(np.load(tmp_path / "persistables" / "persistables.npz")) == set(want)
+
+
+@pytest.mark.parametrize("mode", ["async", "geo"])
+def test_fleet_async_and_geo_jobs_lower_the_loss(tmp_path, mode):
+    """Stated tolerance: the workers' mean loss over the last 5 steps is at most a tenth of the first
+    steps' and within 1.5x (plus 0.1) of the single process's (GEO's summed deltas overshoot a little)."""
+    steps, batch = 40, 16
+    run_ps_job("fleet_ps.py", tmp_path, ["--mode", mode, "--steps", str(steps), "--batch", str(batch)])
+    _, oracle = fleet_ps_oracle("fit_a_line", steps, batch)
+    losses = [np.load(tmp_path / f"worker{w}.npz")["losses"] for w in (0, 1)]
+    last, first = np.mean([x[-5:].mean() for x in losses]), np.mean([x[:3].mean() for x in losses])
+    assert last <= first / 10 and last <= 1.5 * oracle[-5:].mean() + 0.1, (first, last, oracle[-5:].mean())
+
+
+def test_init_server_restores_a_saved_job(tmp_path):
+    first, second = tmp_path / "first", tmp_path / "second"
+    first.mkdir(), second.mkdir()
+    run_ps_job("fleet_ps.py", first, ["--model", "mlp", "--steps", "5"])
+    run_ps_job("fleet_ps.py", second, ["--model", "mlp", "--steps", "0", "--init_from", str(first / "persistables")])
+    saved = np.load(first / "persistables" / "persistables.npz")
+    for w in (0, 1):
+        received = np.load(second / f"worker{w}.npz")
+        for name in saved:
+            np.testing.assert_array_equal(received[name], saved[name], err_msg=f"worker {w} {name}")
+
+
+def fluid_oracle(steps, rows):
+    main, startup = Program(), Program()
+    with program_guard(main, startup), unique_name.guard():
+        x, y, avg_cost = fleet_fluid_ps.build()
+        paddle.fluid.optimizer.SGD(learning_rate=0.05).minimize(avg_cost)
+    scope, exe = paddle.static.Scope(), paddle.static.Executor()
+    exe.run(startup, scope=scope)
+    feeder = paddle.fluid.DataFeeder(feed_list=[x, y])
+    for data in paddle.batch(fleet_fluid_ps.samples(steps, rows, 0, 1), batch_size=rows)():
+        exe.run(main, feed=feeder.feed(data), fetch_list=[avg_cost], scope=scope)
+    return {p.name: np.array(scope.vars[p.name]) for p in main.all_parameters()}
+
+
+@pytest.mark.parametrize("given", ["config", "sync", "half_async", "async", "geo"])
+def test_fluid_era_job_with_fluid_environment(tmp_path, given):
+    steps, batch = 30, 8
+    run_ps_job("fleet_fluid_ps.py", tmp_path, ["--strategy", given, "--steps", str(steps)], spelling="fluid")
+    trained = [np.load(tmp_path / f"trainer{t}.npz") for t in (0, 1)]
+    if given in ("config", "sync"):
+        for name, value in fluid_oracle(steps, 2 * batch).items():
+            for t in (0, 1):
+                np.testing.assert_allclose(trained[t][name], value, atol=1e-5, err_msg=f"trainer {t} {name}")
+    else:
+        for t in (0, 1):
+            losses = trained[t]["losses"]
+            assert losses[-5:].mean() <= losses[:3].mean() / 3, (given, t, losses)
+
+
+def test_collective_job_equals_one_process(tmp_path):
+    steps, batch = 8, 8
+    ranks = endpoints(2)
+    argv = [os.path.join(SCRIPTS, "fleet_collective.py"), "--out", str(tmp_path), "--steps", str(steps)]
+    with ProcessGroup(timeout=120) as group:
+        for rank, ep in enumerate(ranks):
+            env = {
+                "PADDLE_TRAINER_ENDPOINTS": ",".join(ranks),
+                "PADDLE_TRAINER_ID": str(rank),
+                "PADDLE_TRAINERS_NUM": "2",
+                "PADDLE_CURRENT_ENDPOINT": ep,
+                **RPC,
+            }
+            group.start(f"rank {rank}", argv, env=env)
+        assert_all_exit_zero(group.wait())
+    want, _ = fleet_ps_oracle("mlp", steps, 2 * batch)
+    for rank in (0, 1):
+        got = np.load(tmp_path / f"rank{rank}.npz")
+        for name, value in want.items():
+            np.testing.assert_allclose(got[name], value, atol=1e-5, err_msg=f"rank {rank} {name}")
