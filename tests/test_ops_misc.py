@@ -74,3 +74,37 @@ def test_variable_operators_append_elementwise_and_scale_ops():
         scope=paddle.static.Scope(),
     )
     np.testing.assert_allclose(got, [(1 + 4) * 2 - 1 / 4 + 1 + 1, (2 + 8) * 2 - 2 / 8 + 1 + 2])
+
+
+def test_auc_accumulates_over_batches_and_batch_auc_covers_the_window():
+    main, startup = Program(), Program()
+    with program_guard(main, startup), unique_name.guard():
+        predict = paddle.static.data(name="p", shape=[None, 2])
+        label = paddle.static.data(name="l", shape=[None, 1], dtype="int64")
+        auc, batch_auc, stats = fluid.layers.auc(predict, label, num_thresholds=100, slide_steps=1)
+    scope = paddle.static.Scope()
+    exe = paddle.static.Executor()
+    exe.run(startup, scope=scope)
+    rng = np.random.default_rng(0)
+    scores, labels = [], []
+
+    def pairwise(s, y):  # share of (positive, negative) pairs ranked right, ties half
+        b = np.floor(s * 100)
+        pos, neg = b[y == 1], b[y == 0]
+        return ((pos[:, None] > neg).sum() + 0.5 * (pos[:, None] == neg).sum()) / (len(pos) * len(neg))
+
+    for _ in range(3):
+        y = rng.integers(0, 2, size=32)
+        s = np.clip(0.3 * y + rng.uniform(0, 0.7, size=32), 0, 0.999)
+        scores.append(s)
+        labels.append(y)
+        got, got_batch = exe.run(
+            main,
+            feed={"p": np.stack([1 - s, s], 1).astype("float32"), "l": y.reshape(-1, 1)},
+            fetch_list=[auc, batch_auc],
+            scope=scope,
+        )
+        np.testing.assert_allclose(got, [pairwise(np.concatenate(scores), np.concatenate(labels))], rtol=1e-12)
+        np.testing.assert_allclose(got_batch, [pairwise(s, y)], rtol=1e-12)
+    counted = sum(int(np.array(scope.vars[v.name]).sum()) for v in stats[2:])  # global positives + negatives
+    assert counted == 96 == sum(len(y) for y in labels)

@@ -27,7 +27,7 @@ from .math import (
     sums,
     tanh,
 )
-from .nn import accuracy, batch_norm, conv2d, dropout, embedding, fc, pool2d, topk
+from .nn import accuracy, auc, batch_norm, conv2d, dropout, embedding, fc, pool2d, topk
 from .tensor import (
     assign,
     cast,
@@ -49,6 +49,7 @@ __all__ = [
     "LayerHelper",
     "abs",
     "accuracy",
+    "auc",
     "assign",
     "batch_norm",
     "cast",

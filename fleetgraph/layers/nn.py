@@ -275,3 +275,31 @@ def accuracy(input, label, k=1, correct=None, total=None, name=None):
         {"Accuracy": [acc], "Correct": [correct], "Total": [total]},
     )
     return acc
+
+
+def auc(input, label, curve="ROC", num_thresholds=2**12 - 1, topk=1, slide_steps=1, name=None):
+    """ROC AUC of the positive-class probabilities `input[:, 1]`: over all batches so far and over the
+    last `slide_steps` batches. Returns (auc, batch_auc, [batch_stat_pos, batch_stat_neg, stat_pos,
+    stat_neg]); the statistics are persistable int64 histograms started at zero."""
+    if curve != "ROC":
+        raise FleetgraphError(f"auc: curve expected 'ROC', got {curve!r}")
+    helper = LayerHelper("auc", name)
+    results, stats = [], []
+    for steps in (0, slide_steps):
+        pos, neg = (
+            helper.create_global_variable([max(steps, 1), num_thresholds + 1], "int64", persistable=True)
+            for _ in range(2)
+        )
+        for stat in (pos, neg):
+            helper.set_variable_initializer(stat, Constant(0.0))
+        out = helper.create_variable_for_type_inference("float64", stop_gradient=True)
+        helper.append_op(
+            "auc",
+            {"Predict": [input], "Label": [label], "StatPos": [pos], "StatNeg": [neg]},
+            {"AUC": [out], "StatPosOut": [pos], "StatNegOut": [neg]},
+            {"curve": curve, "num_thresholds": num_thresholds, "slide_steps": steps},
+        )
+        results.append(out)
+        stats.append((pos, neg))
+    (stat_pos, stat_neg), (batch_pos, batch_neg) = stats
+    return results[0], results[1], [batch_pos, batch_neg, stat_pos, stat_neg]

@@ -79,3 +79,63 @@ register_op(
     infer_shape=_accuracy_infer,
     kernel=_accuracy,
 )
+
+
+# -- auc ----------------------------------------------------------------------------------------------
+
+
+def _auc_infer(ctx: InferContext) -> None:
+    predict = ctx.input_var("Predict")
+    if len(predict.shape) != 2 or predict.shape[1] not in (-1, 2):
+        raise ctx.error(
+            f"Predict '{predict.name}': expected [batch, 2] class probabilities, got {fmt_shape(predict.shape)}"
+        )
+    bins = ctx.attr("num_thresholds") + 1
+    for slot in ("StatPos", "StatNeg"):
+        stat = ctx.input_var(slot)
+        want = (max(ctx.attr("slide_steps"), 1), bins)
+        if tuple(stat.shape) != want:
+            raise ctx.error(f"{slot} '{stat.name}': expected shape {fmt_shape(want)}, got {fmt_shape(stat.shape)}")
+        ctx.set_output(slot + "Out", stat.shape, stat.dtype)
+    ctx.set_output("AUC", (1,), "float64")
+
+
+def _auc(xp, predict, label, stat_pos, stat_neg, *, curve, num_thresholds, slide_steps, need):
+    """Histogram this batch's positive-class scores into num_thresholds + 1 buckets per label, keep the
+    last `slide_steps` batches' histograms (all batches when 0), and integrate the ROC curve."""
+    if "StatPosOut" not in need:  # not bound to the state: compute without touching it
+        stat_pos, stat_neg = stat_pos.copy(), stat_neg.copy()
+    bucket = xp.clip((predict[:, 1] * num_thresholds).astype("int64"), 0, num_thresholds)
+    positive = label.reshape(-1) > 0
+    batch_pos = xp.bincount(bucket[positive], minlength=num_thresholds + 1)
+    batch_neg = xp.bincount(bucket[~positive], minlength=num_thresholds + 1)
+    if slide_steps:  # a window of the last slide_steps batches: oldest row out, this batch in
+        stat_pos[1:], stat_neg[1:] = stat_pos[:-1].copy(), stat_neg[:-1].copy()
+        stat_pos[0], stat_neg[0] = batch_pos, batch_neg
+    else:
+        stat_pos[0] += batch_pos
+        stat_neg[0] += batch_neg
+    return xp.asarray([_roc_auc(xp, stat_pos.sum(axis=0), stat_neg.sum(axis=0))]), stat_pos, stat_neg
+
+
+def _roc_auc(xp, pos, neg) -> float:
+    """Area under the ROC curve from score histograms, walking from the highest bucket down."""
+    tp = xp.cumsum(pos[::-1]).astype("float64")
+    fp = xp.cumsum(neg[::-1]).astype("float64")
+    if tp[-1] == 0 or fp[-1] == 0:
+        return 0.0
+    prev_tp = xp.concatenate([xp.zeros(1), tp[:-1]])
+    prev_fp = xp.concatenate([xp.zeros(1), fp[:-1]])
+    return float(((fp - prev_fp) * (tp + prev_tp) / 2).sum() / (tp[-1] * fp[-1]))
+
+
+register_op(
+    "auc",
+    inputs=("Predict", "Label", "StatPos", "StatNeg"),
+    outputs=("AUC", "StatPosOut?", "StatNegOut?"),
+    attrs={"curve": "ROC", "num_thresholds": 4095, "slide_steps": 1},
+    infer_shape=_auc_infer,
+    kernel=_auc,
+    inplace={"StatPosOut": "StatPos", "StatNegOut": "StatNeg"},
+    wants_outputs=True,
+)

@@ -4,6 +4,7 @@ from ..executor import Executor, Scope, global_scope, scope_guard
 from ..executor.place import CPUPlace, CUDAPlace
 from ..ir import Parameter, Program, Variable, default_main_program, default_startup_program, program_guard
 from ..layers.io import data
+from ..layers.nn import auc
 from ..persistence import load, save
 from ..persistence import static_load_inference_model as load_inference_model
 from ..persistence import static_save_inference_model as save_inference_model
@@ -37,6 +38,7 @@ __all__ = [
     "Scope",
     "Variable",
     "append_backward",
+    "auc",
     "cpu_places",
     "data",
     "default_main_program",

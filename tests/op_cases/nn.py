@@ -405,3 +405,29 @@ case(
     outputs={"Accuracy": 1, "Correct": 1, "Total": 1},
     reference=_accuracy_ref,
 )
+
+
+def _auc_reference(Predict, Label, StatPos, StatNeg, **attrs):
+    """Pairwise AUC: the share of (positive, negative) pairs ordered right, ties counting half, over
+    the scores' buckets (n = num_thresholds)."""
+    n = attrs["num_thresholds"]
+    b = np.floor(Predict[:, 1] * n).astype(int)
+    pos, neg = b[Label[:, 0] == 1], b[Label[:, 0] == 0]
+    wins = (pos[:, None] > neg[None, :]).sum() + 0.5 * (pos[:, None] == neg[None, :]).sum()
+    return {"AUC": np.array([wins / (len(pos) * len(neg))])}
+
+
+_p = np.random.default_rng(3).uniform(size=12)
+_labels = (np.arange(12) % 3 == 0).astype("int64").reshape(-1, 1)
+case(
+    "auc",
+    {
+        "Predict": np.stack([1 - _p, _p], axis=1),
+        "Label": _labels,
+        "StatPos": np.zeros((1, 11), "int64"),
+        "StatNeg": np.zeros((1, 11), "int64"),
+    },
+    attrs={"num_thresholds": 10, "slide_steps": 1},
+    outputs={"AUC": 1},
+    reference=_auc_reference,
+)
