@@ -144,3 +144,20 @@ def test_collective_job_equals_one_process(tmp_path):
         got = np.load(tmp_path / f"rank{rank}.npz")
         for name, value in want.items():
             np.testing.assert_allclose(got[name], value, atol=1e-5, err_msg=f"rank {rank} {name}")
+
+
+def test_seed_003_script_trains_with_two_servers_and_two_workers():
+    servers = endpoints(2)
+    common = {"SEED003_WORKERS": "2", "SEED003_SERVERS": ",".join(servers), **RPC}
+    script = os.path.join(SCRIPTS, "seed003_fleet.py")
+    with ProcessGroup(timeout=120) as group:
+        for role, count in (("SERVER", 2), ("WORKER", 2)):
+            for i in range(count):
+                group.start(f"{role} {i}", [script], env={**common, "SEED003_ID": str(i), "SEED003_ROLE": role})
+        results = group.wait()
+    assert_all_exit_zero(results)
+    for i in range(2):
+        lines = [ln for ln in results[f"WORKER {i}"][1].splitlines() if ln.startswith("Pass ")]
+        assert len(lines) == 10 * 10 and lines[-1].startswith("Pass 9, cost = ")
+        costs = [float(ln.split("cost = ")[1].split(",")[0]) for ln in lines]
+        assert np.mean(costs[-10:]) < np.mean(costs[:10])

@@ -218,10 +218,26 @@ def _fetch_name(item) -> str:
     raise TypeError(f"fetch_list: expected Variables or names, got {type(item).__name__} {item!r}")
 
 
+class FetchedValue(np.ndarray):
+    """A fetched array of one element that also converts to a Python number. Paddle 1.x scripts
+    index a fetched loss (`loss[0]`) and 2.x scripts format it (`"%f" % loss`); NumPy 2.4 refuses
+    the second for a shape-[1] array, so the fetch result allows both."""
+
+    def __float__(self) -> float:
+        return float(self.reshape(()).item())
+
+    def __int__(self) -> int:
+        return int(self.reshape(()).item())
+
+    def __repr__(self) -> str:
+        return repr(np.asarray(self))
+
+
 def _fetched(env: dict, name: str, program: Program) -> np.ndarray:
     value = env.get(name)
     if value is not None:
-        return np.array(value)  # a copy: later runs may update state in place
+        array = np.array(value)  # a copy: later runs may update state in place
+        return array.view(FetchedValue) if array.size == 1 and array.ndim else array
     known = [v.name for v in program.list_vars()]
     if name not in known:
         raise FleetgraphError(f"fetch {name!r}: no such variable in the program{close_matches(name, known)}")
