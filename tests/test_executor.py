@@ -138,5 +138,5 @@ def test_a_fetched_single_value_indexes_and_formats_like_a_number(fit):
     """Seed 001 prints `loss[0]`, seed 003 formats `"%f" % loss`: both work on one fetched value."""
     exe, scope, main, loss = fit
     out, w = exe.run(main, feed={"x": XB, "y": YB}, fetch_list=[loss, "fc_0.w_0"], scope=scope)
-    assert out.shape == (1,) and "%.4f" % out == "%.4f" % out[0] and float(out) == float(out[0])
+    assert out.shape == (1,) and "%.4f" % out == "%.4f" % out[0] and float(out) == float(out[0])  # noqa: UP031
     assert repr(out).startswith("array(") and type(w) is np.ndarray  # larger values stay plain arrays
