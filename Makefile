@@ -14,7 +14,7 @@ $(STAMP): pyproject.toml
 venv: $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/python examples/fit_a_line/train.py
+	$(BIN)/python examples/dist_fit_a_line/demo.py
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
