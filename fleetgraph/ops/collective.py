@@ -1,9 +1,9 @@
 """Collective communication ops (c_allreduce_sum, c_broadcast, stream syncs, communicator init) and
 coalesce_tensor.
 
-The c_* ops are declared with Paddle's slots and attrs so that transpiled programs can be built,
-printed, saved and verified; they have no kernel here, the runtime that executes them comes with the
-communicator. All of them are side-effecting, so no pass drops or reorders them. `coalesce_tensor`
+The c_* ops keep Paddle's slots and attrs; their kernels call the process's communicator
+(`ctx.comm`, rings over ZeroMQ in `executor/comm/ring.py`), which works on host NumPy arrays. All of
+them are side-effecting, so no pass drops or reorders them. `coalesce_tensor`
 is an ordinary op with a kernel: it packs its inputs into one contiguous buffer and returns views
 of it, which is what lets one all-reduce of the buffer update every gradient at once.
 """
@@ -17,13 +17,33 @@ from ..ir.dtypes import convert_dtype
 from ..ir.errors import fmt_shape
 from ._common import prod
 
-# -- communication (no kernel yet) ------------------------------------------------------------------
+# -- communication --------------------------------------------------------------------------------
 
 
 def _same_as_inputs(ctx: InferContext) -> None:
     """Out[i] is X[i]: the sync and reduce ops name the variable they act on as their output too."""
     for i, var in enumerate(ctx.input_vars("X")):
         ctx.set_output("Out", var.shape, var.dtype, i=i)
+
+
+def _allreduce_sum(xp, x, *, ring_id, use_calc_stream, use_model_parallel, ctx):
+    """In place when x is writable and contiguous: a coalesce_tensor buffer's views see the sum.
+    A failure names the ring and peer here; the executor adds the op and the variable."""
+    return ctx.comm.ring(ring_id).allreduce(x)
+
+
+def _broadcast(xp, x, *, ring_id, root, use_calc_stream, ctx):
+    return ctx.comm.ring(ring_id).broadcast(x, root)
+
+
+def _sync_stream(xp, xs, *, ctx, ring_id=0):
+    """On the CPU every kernel has finished when the next one starts: nothing to wait for."""
+    return list(xs)
+
+
+def _comm_init(xp, x, *, nranks, rank, ring_id, endpoints, ctx):
+    ctx.comm.init_ring(ring_id, nranks, rank, list(endpoints))
+    return ()
 
 
 register_op(
@@ -34,6 +54,8 @@ register_op(
     infer_shape=_same_as_inputs,
     inplace={"Out": "X"},
     side_effect=True,
+    kernel=_allreduce_sum,
+    needs_context=True,
 )
 register_op(
     "c_broadcast",
@@ -43,16 +65,35 @@ register_op(
     infer_shape=_same_as_inputs,
     inplace={"Out": "X"},
     side_effect=True,
+    kernel=_broadcast,
+    needs_context=True,
 )
 # The stream syncs are ordering markers: compute must finish before communication reads a buffer
 # (calc), and communication must finish before the optimizer reads what it wrote (comm).
-register_op("c_sync_calc_stream", inputs=("X*",), outputs=("Out*",), side_effect=True)
-register_op("c_sync_comm_stream", inputs=("X*",), outputs=("Out*",), attrs={"ring_id": 0}, side_effect=True)
+register_op(
+    "c_sync_calc_stream",
+    inputs=("X*",),
+    outputs=("Out*",),
+    side_effect=True,
+    kernel=_sync_stream,
+    needs_context=True,
+)
+register_op(
+    "c_sync_comm_stream",
+    inputs=("X*",),
+    outputs=("Out*",),
+    attrs={"ring_id": 0},
+    side_effect=True,
+    kernel=_sync_stream,
+    needs_context=True,
+)
 register_op(
     "c_comm_init",
     inputs=("X?",),
     attrs={"nranks": 1, "rank": 0, "ring_id": 0, "endpoints": []},
     side_effect=True,
+    kernel=_comm_init,
+    needs_context=True,
 )
 
 # -- coalesce_tensor ------------------------------------------------------------------------------
