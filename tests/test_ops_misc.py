@@ -108,3 +108,14 @@ def test_auc_accumulates_over_batches_and_batch_auc_covers_the_window():
         np.testing.assert_allclose(got_batch, [pairwise(s, y)], rtol=1e-12)
     counted = sum(int(np.array(scope.vars[v.name]).sum()) for v in stats[2:])  # global positives + negatives
     assert counted == 96 == sum(len(y) for y in labels)
+
+
+def test_reshape_infers_minus_one_past_a_copied_unknown_batch_dim():
+    """Regression: [-1, 8, 1, 1] -> [0, -1] used to give [-1, -1], so an fc after flatten failed."""
+    main = Program()
+    with program_guard(main, Program()):
+        x = paddle.static.data(name="x", shape=[None, 8, 1, 1])
+        assert fluid.layers.reshape(x, [0, -1]).shape == (-1, 8)
+        assert paddle.flatten(x, start_axis=1).shape == (-1, 8)
+        assert fluid.layers.reshape(x, [-1, 4]).shape == (-1, 4)
+        assert fluid.layers.reshape(x, [0, 2, -1]).shape == (-1, 2, 4)

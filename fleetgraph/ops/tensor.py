@@ -124,17 +124,21 @@ register_op(
 
 
 def _reshape_target(ctx: InferContext, x_shape, shape) -> tuple[int, ...]:
-    """Paddle's rules: 0 copies X's dim at that index, one -1 is inferred from the rest."""
-    if list(shape).count(-1) > 1:
+    """Paddle's rules: 0 copies X's dim at that index, one -1 is inferred from the rest. Copied dims
+    cancel out, so the -1 is known whenever X's other dims are (e.g. [-1, 8, 1, 1] -> [0, -1])."""
+    shape = list(shape)
+    if shape.count(-1) > 1:
         raise ctx.error(f"shape {fmt_shape(shape)} has more than one -1")
-    out = [x_shape[i] if d == 0 else d for i, d in enumerate(shape)]
-    if -1 in out:
-        known = prod(d for d in out if d != -1)
-        total = prod(x_shape) if all(d >= 0 for d in x_shape) else -1
-        if total >= 0:
-            if known == 0 or total % known:
+    copied = {i for i, d in enumerate(shape) if d == 0}
+    out = [x_shape[i] if i in copied else d for i, d in enumerate(shape)]
+    if -1 in shape:
+        at = shape.index(-1)
+        rest_x = [d for i, d in enumerate(x_shape) if i not in copied]
+        known = prod(d for i, d in enumerate(shape) if i not in copied and i != at)
+        if all(d >= 0 for d in rest_x):
+            if known == 0 or prod(rest_x) % known:
                 raise ctx.error(f"cannot reshape {fmt_shape(x_shape)} into {fmt_shape(shape)}")
-            out[out.index(-1)] = total // known
+            out[at] = prod(rest_x) // known
     elif all(d >= 0 for d in x_shape) and prod(out) != prod(x_shape):
         raise ctx.error(
             f"cannot reshape {fmt_shape(x_shape)} ({prod(x_shape)} elements) into "
