@@ -177,13 +177,15 @@ def test_trainer_killed_in_sync_mode_makes_the_pservers_fail_with_a_timeout():
         _kill(group.procs[3])  # trainer 1
         results = group.wait()
     assert time.monotonic() - started < 30
-    for ep in eps:
-        code, out = results[f"pserver {ep}"]
-        assert code != 0
+    outs = [results[f"pserver {ep}"][1] for ep in eps]
+    for ep, out in zip(eps, outs):
+        assert results[f"pserver {ep}"][0] != 0
         assert f"listen_and_serv {ep}: no message from trainers [0, 1]" in out, out[-2000:]
-        # trainer 0 waits at whichever barrier the kill found it before
-        assert re.search(r"trainers \[0\] wait at the (send|fetch) barrier for trainer\(s\) \[1\]", out), out[-2000:]
         assert "FLEETGRAPH_RPC_TIMEOUT=3" in out
+    # trainer 0 waits at whichever barrier the kill found it before; a pserver that had already
+    # released that barrier only knows that nobody talks to it any more
+    waits = r"trainers \[0\] wait at the (send|fetch) barrier for trainer\(s\) \[1\]"
+    assert any(re.search(waits, out) for out in outs), "\n".join(o[-1500:] for o in outs)
     assert results["trainer 0"][0] != 0
 
 
