@@ -68,3 +68,18 @@ def train(main, startup, feeds, fetch, scope=None):
     exe = paddle.static.Executor(paddle.CPUPlace())
     exe.run(startup, scope=scope)
     return [exe.run(main, feed=f, fetch_list=fetch, scope=scope) for f in feeds], scope
+
+
+def global_batches(model: str, steps: int, rows: int, seed: int = 5):
+    """Seeded batches of learnable tasks, the same in every process: for fit_a_line y is a linear
+    function of x; for the MLP, images scatter around one of ten fixed centers, the label naming it."""
+    rng = np.random.default_rng(seed)
+    centers = np.random.default_rng(99).normal(size=(10, 784)).astype("float32")
+    for _ in range(steps):
+        if model == "fit_a_line":
+            x = rng.normal(size=(rows, 13)).astype("float32")
+            yield {"x": x, "y": (x.sum(axis=1, keepdims=True) * 0.3 + 1).astype("float32")}
+        else:
+            label = rng.integers(0, 10, size=rows)
+            image = centers[label] + rng.normal(0, 2.0, size=(rows, 784)).astype("float32")
+            yield {"image": image.astype("float32"), "label": label.reshape(-1, 1).astype("int64")}

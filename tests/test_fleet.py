@@ -8,8 +8,7 @@ import json
 
 import numpy as np
 import pytest
-from dist_scripts import fleet_ps
-from models import fit_a_line_2x, mlp
+from models import fit_a_line_2x, global_batches, mlp
 
 import fleetgraph as paddle
 import fleetgraph.distributed.fleet as fleet
@@ -475,7 +474,7 @@ def test_collective_minimize_all_reduces_the_gradients(role_env, fuse, expected)
 
 def test_single_rank_collective_trains_like_one_process():
     fleet.init(is_collective=True)  # no environment needed: rank 0 of 1
-    feeds = list(fleet_ps.global_batches("fit_a_line", 5, 8))
+    feeds = list(global_batches("fit_a_line", 5, 8))
     results = []
     for wrap in (lambda opt: opt, lambda opt: fleet.distributed_optimizer(opt)):
         main, startup, _, _, loss = fit_a_line_2x(optimizer=wrap(paddle.optimizer.SGD(0.05)))

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from dist_helpers import SCRIPTS, ProcessGroup, assert_all_exit_zero, endpoints
 from dist_scripts import fleet_fluid_ps, fleet_ps
+from models import global_batches
 
 import fleetgraph as paddle
 from fleetgraph.ir import Program, program_guard, unique_name
@@ -52,9 +53,7 @@ def fleet_ps_oracle(model, steps, rows):
         fleet_ps.optimizer(model).minimize(loss)
     scope, exe = paddle.static.Scope(), paddle.static.Executor()
     exe.run(startup, scope=scope)
-    losses = [
-        exe.run(main, feed=f, fetch_list=[loss], scope=scope)[0] for f in fleet_ps.global_batches(model, steps, rows)
-    ]
+    losses = [exe.run(main, feed=f, fetch_list=[loss], scope=scope)[0] for f in global_batches(model, steps, rows)]
     return {p.name: np.array(scope.vars[p.name]) for p in main.all_parameters()}, np.array(losses).reshape(-1)
 
 

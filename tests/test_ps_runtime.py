@@ -10,7 +10,8 @@ import time
 import numpy as np
 import pytest
 from dist_helpers import SCRIPTS, ProcessGroup, assert_all_exit_zero, endpoints, free_ports
-from dist_scripts.ps_train import build, global_batches
+from dist_scripts.ps_train import build
+from models import global_batches
 
 import fleetgraph as paddle
 

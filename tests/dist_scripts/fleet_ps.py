@@ -18,6 +18,8 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from models import global_batches  # noqa: E402
+
 import fleetgraph as paddle  # noqa: E402
 import fleetgraph.distributed.fleet as fleet  # noqa: E402
 import fleetgraph.distributed.fleet.base.role_maker as role_maker  # noqa: E402
@@ -43,21 +45,6 @@ def build(model: str, seed: int = 11):
 
 def optimizer(model: str):
     return paddle.optimizer.SGD(learning_rate=0.05) if model == "fit_a_line" else paddle.optimizer.Adam(0.01)
-
-
-def global_batches(model: str, steps: int, rows: int, seed: int = 5):
-    """Seeded batches of learnable tasks: y a linear function of x; images scattered around one of
-    ten fixed centers, the label naming the center."""
-    rng = np.random.default_rng(seed)
-    centers = np.random.default_rng(99).normal(size=(10, 784)).astype("float32")
-    for _ in range(steps):
-        if model == "fit_a_line":
-            x = rng.normal(size=(rows, 13)).astype("float32")
-            yield {"x": x, "y": (x.sum(axis=1, keepdims=True) * 0.3 + 1).astype("float32")}
-        else:
-            label = rng.integers(0, 10, size=rows)
-            image = centers[label] + rng.normal(0, 2.0, size=(rows, 784)).astype("float32")
-            yield {"image": image.astype("float32"), "label": label.reshape(-1, 1).astype("int64")}
 
 
 def main() -> None:

@@ -15,7 +15,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from models import fit_a_line_2x, mlp  # noqa: E402
+from models import fit_a_line_2x, global_batches, mlp  # noqa: E402
 
 import fleetgraph as paddle  # noqa: E402
 from fleetgraph.transpiler import DistributeTranspiler, DistributeTranspilerConfig  # noqa: E402
@@ -30,21 +30,6 @@ def build(model: str, optimizer: str):
         return main, startup, loss, ("x", "y")
     main, startup, _, _, loss, _ = mlp(OPTIMIZERS[optimizer], hidden=(32,), seed=11)
     return main, startup, loss, ("image", "label")
-
-
-def global_batches(model: str, steps: int, rows: int, seed: int = 5):
-    """Seeded batches of learnable tasks: y a linear function of x; images scattered around one of
-    ten fixed centers, the label naming the center."""
-    rng = np.random.default_rng(seed)
-    centers = np.random.default_rng(99).normal(size=(10, 784)).astype("float32")
-    for _ in range(steps):
-        if model == "fit_a_line":
-            x = rng.normal(size=(rows, 13)).astype("float32")
-            yield {"x": x, "y": (x.sum(axis=1, keepdims=True) * 0.3 + 1).astype("float32")}
-        else:
-            label = rng.integers(0, 10, size=rows)
-            image = centers[label] + rng.normal(0, 2.0, size=(rows, 784)).astype("float32")
-            yield {"image": image.astype("float32"), "label": label.reshape(-1, 1).astype("int64")}
 
 
 def main() -> None:
