@@ -29,8 +29,9 @@ def _send(xp, xs, *, epmap, trainer_id, sections, send_varnames, merge_add, is_s
         client.send(names, xs, epmap, trainer_id)
 
 
-def _recv(xp, xs, *, epmap, trainer_id, recv_varnames, ctx):
-    return [xp.asarray(v) for v in ctx.comm.ps_client().recv(recv_varnames, epmap, trainer_id)]
+def _recv(xp, xs, *, epmap, trainer_id, recv_varnames, geo_base, ctx):
+    values = ctx.comm.ps_client().recv(recv_varnames, epmap, trainer_id, keep_base=geo_base)
+    return [xp.asarray(v) for v in values]
 
 
 def _send_barrier(xp, xs, *, endpoints, trainer_id, half_async, ctx):
@@ -75,7 +76,8 @@ register_op(
     "recv",
     inputs=("X*?",),
     outputs=("Out*",),
-    attrs={**_RPC_ATTRS, "recv_varnames": []},
+    # geo_base: the GEO trainer's startup keeps what it receives as the base of its deltas
+    attrs={**_RPC_ATTRS, "recv_varnames": [], "geo_base": False},
     kernel=_recv,
     side_effect=True,
     needs_context=True,

@@ -73,6 +73,7 @@ def append_recv_params(block: Block, plan: DistPlan, trainer_id: int, *, fetch_b
             attrs={
                 "epmap": [b.endpoint for b in p.blocks],
                 "recv_varnames": names,
+                "geo_base": plan.mode == GEO,
                 "trainer_id": trainer_id,
                 "op_role": RPC,
             },

@@ -191,14 +191,14 @@ class PSClient:
         for name, value, ep in zip(names, values, epmap):
             self.merger.push(ep, name, np.array(value) if isinstance(value, np.ndarray) else value)
 
-    def recv(self, names: list[str], epmap: list[str], trainer_id: int) -> list[np.ndarray]:
+    def recv(self, names: list[str], epmap: list[str], trainer_id: int, keep_base: bool = False) -> list[np.ndarray]:
+        """The values, writable (a GEO trainer updates them in place); `keep_base` also keeps a copy
+        as the base of the GEO deltas."""
         self._note(epmap, trainer_id)
         answers = self.connections.request("recv", [(ep, Kind.GET, n, None) for n, ep in zip(names, epmap)], trainer_id)
-        values = []
-        for name, answer in zip(names, answers):
-            value = np.array(answer.value)  # writable: a GEO trainer updates it in place
-            self.received[name] = value.copy()
-            values.append(value)
+        values = [np.array(answer.value) for answer in answers]
+        if keep_base:
+            self.received.update((name, value.copy()) for name, value in zip(names, values))
         return values
 
     def send_barrier(self, endpoints: list[str], trainer_id: int) -> None:
@@ -248,7 +248,7 @@ class PSClient:
             self.trainer_id,
         )
         if pull:
-            fresh = self.recv([block for _, block, _ in state.blocks], state.epmap, self.trainer_id)
+            fresh = self.recv([block for _, block, _ in state.blocks], state.epmap, self.trainer_id, keep_base=True)
             for (_, _, rows), value in zip(state.blocks, fresh):
                 state.array[rows] = value
         state.steps = 0
