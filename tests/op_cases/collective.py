@@ -1,4 +1,4 @@
-"""Cases for coalesce_tensor (the c_* communication ops have no kernel here and are side-effecting)."""
+"""Cases for coalesce_tensor; the c_* communication ops need peers and are tested in test_collective_runtime.py."""
 
 import numpy as np
 

@@ -1,0 +1,310 @@
+"""Collective training at run time: the ZeroMQ ring's all-reduce, broadcast and barrier (ranks as
+threads of this process), its errors, and collective training as real processes on 127.0.0.1
+against a single process trained on the whole batches as the oracle."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+import numpy as np
+import pytest
+import zmq
+from dist_helpers import SCRIPTS, ProcessGroup, assert_all_exit_zero, endpoints
+from dist_scripts.collective_train import build
+from models import global_batches
+
+import fleetgraph as paddle
+from fleetgraph.executor.comm import ring as ring_module
+from fleetgraph.executor.comm.config import CommTimeout
+from fleetgraph.executor.comm.ring import Ring, RingError
+from fleetgraph.ops.collective import coalesced_offsets
+
+COLLECTIVE_TRAIN = os.path.join(SCRIPTS, "collective_train.py")
+
+
+@pytest.fixture(autouse=True)
+def _short_timeout(monkeypatch):
+    monkeypatch.setenv("FLEETGRAPH_RPC_TIMEOUT", "5")
+
+
+def run_ranks(nranks: int, body, delays=None, context=None) -> list:
+    """Run `body(ring)` on `nranks` rings, one thread each; returns each rank's result or exception."""
+    eps = endpoints(nranks)
+    context = context or zmq.Context()
+    results: list = [None] * nranks
+
+    def rank(r: int) -> None:
+        time.sleep((delays or {}).get(r, 0.0))
+        ring = None
+        try:
+            ring = Ring(context, nranks, r, eps, 0)
+            results[r] = body(ring)
+        except Exception as e:
+            results[r] = e
+        finally:
+            if ring is not None:
+                ring.close()
+
+    threads = [threading.Thread(target=rank, args=(r,), daemon=True) for r in range(nranks)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=30)
+    assert not any(t.is_alive() for t in threads), "a rank is still running after 30 s"
+    context.term()
+    return results
+
+
+def _raise_first(results: list) -> None:
+    for r in results:
+        if isinstance(r, Exception):
+            raise r
+
+
+def _contribution(rank: int, size: int, dtype) -> np.ndarray:
+    return (np.arange(size) % 97 + 10 * rank).astype(dtype)
+
+
+@pytest.mark.parametrize("nranks", [2, 3])
+def test_allreduce_sums_every_size_in_place(nranks):
+    sizes = [0, 1, 5, 3 * 1024 * 1024 + 7]  # 5: not divisible by 3 ranks; the last, 12 MB in many pieces
+
+    def body(ring):
+        out = []
+        for size in sizes:
+            x = _contribution(ring.rank, size, "float32")
+            got = ring.allreduce(x, name=f"x{size}")
+            assert got is x
+            out.append(got)
+        return out
+
+    results = run_ranks(nranks, body)
+    _raise_first(results)
+    for size_index, size in enumerate(sizes):
+        want = sum(_contribution(r, size, "float32") for r in range(nranks))
+        for r in range(nranks):
+            np.testing.assert_array_equal(results[r][size_index], want, err_msg=f"rank {r}, size {size}")
+
+
+@pytest.mark.parametrize("nranks", [2, 4])
+def test_allreduce_and_broadcast_in_many_small_pieces(monkeypatch, nranks):
+    monkeypatch.setattr(ring_module, "PIECE_BYTES", 1000)  # chunks of dozens of pieces, interleaved
+
+    def body(ring):
+        summed = ring.allreduce(_contribution(ring.rank, 20_003, "float64"))
+        ints = ring.allreduce(_contribution(ring.rank, 9_999, "int32"))
+        return summed, ints, ring.broadcast(_contribution(ring.rank, 5_001, "float32"), root=nranks - 1)
+
+    results = run_ranks(nranks, body)
+    _raise_first(results)
+    for summed, ints, broadcast in results:
+        np.testing.assert_array_equal(summed, sum(_contribution(r, 20_003, "float64") for r in range(nranks)))
+        np.testing.assert_array_equal(ints, sum(_contribution(r, 9_999, "int32") for r in range(nranks)))
+        np.testing.assert_array_equal(broadcast, _contribution(nranks - 1, 5_001, "float32"))
+
+
+def test_allreduce_of_a_read_only_or_strided_array_returns_a_new_array():
+    def body(ring):
+        strided = np.arange(12, dtype=np.float64).reshape(3, 4).T * (ring.rank + 1)
+        frozen = np.full((2, 3), ring.rank, dtype=np.int64)
+        frozen.flags.writeable = False
+        return strided.copy(), ring.allreduce(strided), ring.allreduce(frozen), strided
+
+    results = run_ranks(3, body)
+    _raise_first(results)
+    for before, summed, frozen_sum, after in results:
+        np.testing.assert_array_equal(summed, np.arange(12.0).reshape(3, 4).T * 6)
+        np.testing.assert_array_equal(frozen_sum, np.full((2, 3), 3))
+        np.testing.assert_array_equal(after, before)  # the input is left as it was
+
+
+def test_allreduce_of_a_fused_buffer_updates_the_gradients_viewing_it():
+    shapes = [(3, 4), (5,), (2, 2, 2)]
+
+    def body(ring):
+        offsets, total = coalesced_offsets([int(np.prod(s)) for s in shapes], 4, True)
+        fused = np.zeros(total, np.float32)
+        views = [fused[o : o + int(np.prod(s))].reshape(s) for o, s in zip(offsets, shapes)]
+        for i, view in enumerate(views):
+            view[...] = ring.rank + i
+        ring.allreduce(fused)
+        return views
+
+    results = run_ranks(2, body)
+    _raise_first(results)
+    for views in results:
+        for i, (view, shape) in enumerate(zip(views, shapes)):
+            np.testing.assert_array_equal(view, np.full(shape, 1 + 2 * i, np.float32))
+
+
+def test_broadcast_from_any_root_reaches_every_rank():
+    size = 700_000  # several pieces
+
+    def body(ring):
+        small = ring.broadcast(np.full(3, ring.rank, np.int32), root=1)
+        big = ring.broadcast(_contribution(ring.rank, size, "float32"), root=2)
+        ring.barrier()
+        return small, big
+
+    results = run_ranks(3, body)
+    _raise_first(results)
+    for small, big in results:
+        np.testing.assert_array_equal(small, [1, 1, 1])
+        np.testing.assert_array_equal(big, _contribution(2, size, "float32"))
+
+
+def test_a_single_rank_returns_at_once():
+    ring = Ring(None, 1, 0, ["127.0.0.1:1"], 0)
+    x = np.ones(4, np.float32)
+    assert ring.allreduce(x) is x and ring.broadcast(x, 0) is x
+    ring.barrier()
+    ring.close()
+
+
+def test_a_ring_can_be_made_again_on_the_same_endpoints():
+    context = zmq.Context()  # as when a startup program runs twice: the old ring closes, a new one binds
+
+    def body(ring):
+        ring.close()
+        again = Ring(context, 2, ring.rank, ring.endpoints, 0)
+        try:
+            return again.allreduce(np.ones(3, np.float32))
+        finally:
+            again.close()
+
+    results = run_ranks(2, body, context=context)
+    _raise_first(results)
+    np.testing.assert_array_equal(results[0], [2, 2, 2])
+
+
+def test_ranks_may_start_in_any_order():
+    results = run_ranks(3, lambda ring: ring.allreduce(np.ones(2, np.float32)), delays={0: 0.4, 1: 0.2})
+    _raise_first(results)
+    for got in results:
+        np.testing.assert_array_equal(got, [3, 3])
+
+
+def test_a_peer_that_never_starts_times_out_naming_its_endpoint(monkeypatch):
+    monkeypatch.setenv("FLEETGRAPH_RPC_TIMEOUT", "0.5")
+    eps = endpoints(2)
+    context = zmq.Context()
+    start = time.monotonic()
+    try:
+        with pytest.raises(CommTimeout) as info:
+            Ring(context, 2, 0, eps, 0)
+    finally:
+        context.term()
+    assert time.monotonic() - start < 3
+    message = str(info.value)
+    assert f"nothing from {eps[1]} after 0.5 s (FLEETGRAPH_RPC_TIMEOUT)" in message
+    assert "c_comm_init on ring 0, rank 0" in message
+
+
+def test_a_malformed_message_is_an_error_naming_the_peer():
+    eps = endpoints(2)
+    context = zmq.Context()
+    fake_inbox, fake_outbox = context.socket(zmq.PULL), context.socket(zmq.PUSH)  # rank 1, impersonated
+    fake_inbox.bind(f"tcp://{eps[1]}")
+    fake_outbox.connect(f"tcp://{eps[0]}")
+    fake_outbox.send_multipart([b"FGW1 not a header", b"payload"])
+    try:
+        with pytest.raises(RingError) as info:
+            Ring(context, 2, 0, eps, 0)
+    finally:
+        fake_inbox.close(linger=0)
+        fake_outbox.close(linger=0)
+        context.term()
+    assert f"c_comm_init on ring 0, rank 0: malformed message from {eps[1]}: header of" in str(info.value)
+
+
+def test_ranks_running_different_operations_fail_clearly(monkeypatch):
+    monkeypatch.setenv("FLEETGRAPH_RPC_TIMEOUT", "1")
+
+    def body(ring):
+        x = np.ones(10, np.float32)
+        return ring.allreduce(x, name="w@GRAD") if ring.rank == 0 else ring.broadcast(x, root=0, name="w")
+
+    results = run_ranks(2, body)
+    assert isinstance(results[1], RingError)
+    assert "c_broadcast 'w' on ring 0, rank 1" in str(results[1])
+    assert "expected broadcast #1 step 0" in str(results[1]) and "got RING allreduce #1 step 0" in str(results[1])
+    assert isinstance(results[0], CommTimeout) and "c_allreduce_sum 'w@GRAD'" in str(results[0])
+
+
+def test_ranks_disagreeing_on_the_size_fail_clearly(monkeypatch):
+    monkeypatch.setenv("FLEETGRAPH_RPC_TIMEOUT", "1")
+    results = run_ranks(2, lambda ring: ring.allreduce(np.ones(4 + ring.rank, np.float32), name="g"))
+    errors = [r for r in results if isinstance(r, RingError)]
+    assert errors and "the ranks disagree on the array's shape or dtype" in str(errors[0])
+
+
+def test_pieces_cover_each_chunk_as_array_split_does():
+    for size, n in [(0, 3), (1, 3), (5, 3), (10**6 + 3, 4)]:
+        pieces = ring_module._pieces(size, n, 4)
+        chunks = np.array_split(np.arange(size), n)
+        for chunk, chunk_pieces in zip(chunks, pieces):
+            covered = np.concatenate([np.arange(a, b) for a, b in chunk_pieces])
+            np.testing.assert_array_equal(covered, chunk)
+            assert all(b - a <= ring_module.PIECE_BYTES // 4 for a, b in chunk_pieces)
+
+
+def test_the_schedule_sends_every_message_once_and_after_the_one_it_forwards():
+    for steps, count, window in [(2, 1, 1), (2, 8, 2), (4, 5, 2), (6, 3, 3)]:
+        order = ring_module._schedule(steps, count, window)
+        assert sorted(order) == [(s, p) for s in range(steps) for p in range(count)]
+        position = {message: i for i, message in enumerate(order)}
+        assert all(position[(s - 1, p)] < position[(s, p)] for s, p in order if s > 0)
+
+
+# -- training as processes ----------------------------------------------------------------------
+
+
+def run_ranks_as_processes(tmp_path, nranks: int, args: list[str], env=None) -> tuple[dict, dict]:
+    eps = ",".join(endpoints(nranks))
+    outs = {r: str(tmp_path / f"rank{r}.npz") for r in range(nranks)}
+    with ProcessGroup(timeout=120) as group:
+        for r in range(nranks):
+            extra = {"FLEETGRAPH_RPC_TIMEOUT": "30", **(env or {})}
+            group.start(f"rank {r}", [COLLECTIVE_TRAIN, str(r), "--endpoints", eps, "--out", outs[r], *args], env=extra)
+        results = group.wait()
+    return outs, results
+
+
+def single_process(model: str, steps: int, rows: int, seed: int = 11) -> dict:
+    """The oracle: the same model and seed trained on the whole global batches in one process."""
+    main, startup, loss = build(model, seed)
+    scope = paddle.static.Scope()
+    exe = paddle.static.Executor()
+    exe.run(startup, scope=scope)
+    for feed in global_batches(model, steps, rows, seed):
+        exe.run(main, feed=feed, fetch_list=[loss], scope=scope)
+    return {p.name: np.array(scope.vars[p.name]) for p in main.all_parameters()}
+
+
+@pytest.mark.parametrize("model", ["fit_a_line", "mlp"], ids=["sgd", "adam"])
+@pytest.mark.parametrize(
+    "nranks, fuse_mb", [(2, 0), (2, 32), (3, 0), (3, 32)], ids=["2-unfused", "2-fused", "3-unfused", "3-fused"]
+)
+def test_collective_training_equals_single_process_on_the_whole_batch(tmp_path, model, nranks, fuse_mb):
+    steps, batch = 20, 8
+    args = ["--model", model, "--steps", str(steps), "--batch", str(batch), "--fuse_mb", str(fuse_mb)]
+    outs, results = run_ranks_as_processes(tmp_path, nranks, args)
+    assert_all_exit_zero(results)
+    want = single_process(model, steps, nranks * batch)
+    for r in range(nranks):
+        trained = np.load(outs[r])
+        assert f"{1 if fuse_mb else 0} fused buckets" in results[f"rank {r}"][1]
+        for name, value in want.items():
+            np.testing.assert_allclose(trained[name], value, atol=1e-5, err_msg=f"rank {r} {name}")
+
+
+def test_a_rank_that_stops_early_makes_the_others_time_out_naming_the_gradient(tmp_path):
+    args = ["--model", "fit_a_line", "--steps", "3", "--steps_for", "1:0"]
+    _, results = run_ranks_as_processes(tmp_path, 2, args, env={"FLEETGRAPH_RPC_TIMEOUT": "1"})
+    code, output = results["rank 0"]
+    assert results["rank 1"][0] == 0 and code != 0
+    assert "(c_allreduce_sum)" in output and "@GRAD" in output
+    assert "c_allreduce_sum on ring 0, rank 0: nothing from 127.0.0.1:" in output
+    assert "after 1.0 s (FLEETGRAPH_RPC_TIMEOUT)" in output
