@@ -105,3 +105,26 @@ class ProcessGroup:
 def assert_all_exit_zero(results: dict[str, tuple[int, str]]) -> None:
     bad = {name: r for name, r in results.items() if r[0] != 0}
     assert not bad, "\n".join(f"--- {n} exited {code}:\n{out[-3000:]}" for n, (code, out) in bad.items())
+
+
+def processes_with(mark: str) -> list[tuple[int, str]]:
+    """(pid, command line) of every live (non-zombie) process with `mark` among its arguments."""
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/cmdline", "rb") as f:
+                args = f.read().decode(errors="replace").split("\0")
+            with open(f"/proc/{name}/stat", "rb") as f:
+                state = f.read().rsplit(b")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if mark in args and state != b"Z":
+            found.append((int(name), " ".join(args)))
+    return found
+
+
+def assert_nothing_left(mark: str) -> None:
+    left = processes_with(mark)
+    assert not left, "processes left behind:\n" + "\n".join(f"{pid} {cmd}" for pid, cmd in left)

@@ -12,7 +12,7 @@ import time
 import uuid
 
 import pytest
-from dist_helpers import REPO, SCRIPTS, free_ports
+from dist_helpers import REPO, SCRIPTS, assert_nothing_left, free_ports, processes_with
 
 from fleetgraph.distributed.launch import launch, make_plan, parse_args
 from fleetgraph.distributed.launch_utils import LaunchError, Supervisor, env_table
@@ -30,29 +30,6 @@ def marker():
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
-
-
-def processes_with(mark: str) -> list[tuple[int, str]]:
-    """(pid, command line) of every live (non-zombie) process with `mark` among its arguments."""
-    found = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/cmdline", "rb") as f:
-                args = f.read().decode(errors="replace").split("\0")
-            with open(f"/proc/{name}/stat", "rb") as f:
-                state = f.read().rsplit(b")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            continue
-        if mark in args and state != b"Z":
-            found.append((int(name), " ".join(args)))
-    return found
-
-
-def assert_nothing_left(mark: str) -> None:
-    left = processes_with(mark)
-    assert not left, "processes left behind:\n" + "\n".join(f"{pid} {cmd}" for pid, cmd in left)
 
 
 def _env(**extra: str) -> dict[str, str]:

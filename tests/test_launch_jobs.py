@@ -1,0 +1,132 @@
+"""The launcher running real Fleet jobs: parameter-server and collective (seed 002), with the
+process table checked afterwards for anything left behind."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+
+import pytest
+from dist_helpers import REPO, SCRIPTS, assert_nothing_left, processes_with
+
+
+@pytest.fixture
+def marker():
+    mark = f"fgjob-{uuid.uuid4().hex[:12]}"
+    yield mark
+    for pid, _ in processes_with(mark):
+        os.kill(pid, signal.SIGKILL)
+
+
+def launcher(tmp_path, module: str, *args: str, **env: str) -> subprocess.Popen:
+    full_env = dict(os.environ, PYTHONPATH=REPO, FLEETGRAPH_RPC_TIMEOUT="20", **env)
+    return subprocess.Popen(
+        [sys.executable, "-m", f"fleetgraph.distributed.{module}", "--log_dir", str(tmp_path / "log"), *args],
+        env=full_env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+
+
+def finish(proc: subprocess.Popen, timeout: float = 120) -> tuple[int, str]:
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        raise
+    return proc.returncode, out
+
+
+def test_fleet_parameter_server_job_runs_under_launch_ps(tmp_path, marker):
+    code, out = finish(
+        launcher(
+            tmp_path,
+            "launch_ps",
+            "--server_num",
+            "2",
+            "--worker_num",
+            "2",
+            os.path.join(SCRIPTS, "fleet_launched.py"),
+            marker,
+        )
+    )
+    assert code == 0, out[-3000:]
+    assert "worker 0 done" in out  # worker 0's output is streamed
+    logs = sorted(p.name for p in (tmp_path / "log").iterdir())
+    assert {"serverlog.0", "serverlog.1", "workerlog.0", "workerlog.1"} <= set(logs)
+    assert "worker 1 done" in (tmp_path / "log" / "workerlog.1").read_text()
+    assert_nothing_left(marker)
+
+
+def test_a_failing_fleet_worker_stops_the_whole_job(tmp_path, marker):
+    code, out = finish(
+        launcher(
+            tmp_path,
+            "launch_ps",
+            "--server_num",
+            "2",
+            "--worker_num",
+            "2",
+            os.path.join(SCRIPTS, "fleet_launched.py"),
+            "--steps",
+            "100000",
+            "--fail_worker",
+            "1",
+            marker,
+        )
+    )
+    assert code != 0
+    assert "worker 1 fails on purpose" in out
+    assert_nothing_left(marker)
+
+
+def test_sigint_stops_a_running_fleet_job(tmp_path, marker):
+    proc = launcher(
+        tmp_path,
+        "launch_ps",
+        "--server_num",
+        "2",
+        "--worker_num",
+        "2",
+        os.path.join(SCRIPTS, "fleet_launched.py"),
+        "--steps",
+        "100000",
+        marker,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and len(processes_with(marker)) < 4:
+        time.sleep(0.2)
+    time.sleep(2)  # training under way
+    os.kill(proc.pid, signal.SIGINT)
+    code, _ = finish(proc, timeout=60)
+    assert code == 130
+    assert_nothing_left(marker)
+
+
+def test_seed_002_static_collective_script_runs_with_two_ranks(tmp_path, marker):
+    code, out = finish(
+        launcher(
+            tmp_path,
+            "launch",
+            "--nproc_per_node",
+            "2",
+            os.path.join(SCRIPTS, "seed002_static_collective.py"),
+            marker,
+            SEED002_BATCHES="2",
+        ),
+        timeout=240,
+    )
+    assert code == 0, out[-3000:]
+    for rank in (0, 1):
+        lines = [
+            ln for ln in (tmp_path / "log" / f"workerlog.{rank}").read_text().splitlines() if ln.startswith("[Epoch")
+        ]
+        losses = [float(ln.split("loss: ")[1].split(",")[0]) for ln in lines]
+        assert len(losses) == 10 and losses[-1] < losses[0] / 4, lines
+    assert_nothing_left(marker)
