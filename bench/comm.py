@@ -8,8 +8,9 @@ Figures: the time of one all-reduce of 4 KB .. 64 MB of float32 (median of 5 sam
 averaging enough back-to-back all-reduces to move about 8 MB) and its bandwidth, bytes / time, for
 both; a NumPy memcpy of the same sizes for scale; the 161 gradients of ResNet-50 (25.6M float32)
 all-reduced one by one, and in 32 MB buckets (one contiguous buffer per bucket, the gradients views
-of it). Both backends' workers stay up for the whole run and take turns sample by sample, so that
-whatever else the machine is doing falls on both alike.
+of it); then the parameter-server push + pull figures of bench/ps_push_pull.py. Both backends'
+workers stay up for the whole run and take turns sample by sample, so that whatever else the machine
+is doing falls on both alike.
 """
 
 from __future__ import annotations
@@ -330,6 +331,11 @@ def main(argv: list[str] | None = None) -> None:
     for pair in pairs.values():
         pair.close()
     report(figures, {name: pair.describe for name, pair in pairs.items()}, memcpy)
+    print()
+    sys.path.insert(0, HERE)
+    import ps_push_pull
+
+    ps_push_pull.report()
 
 
 if __name__ == "__main__":
