@@ -4,6 +4,7 @@ environment (the launcher sets it): `python -m fleetgraph.distributed.launch_ps 
 
 import argparse
 import os
+import random
 import sys
 
 import numpy as np
@@ -23,6 +24,7 @@ parser.add_argument("--batch_size", type=int, default=8)
 args = parser.parse_args()
 
 paddle.enable_static()
+random.seed(90)  # paddle.reader.shuffle draws from Python's random
 x, y, loss = build()
 fleet.init(role_maker.PaddleCloudRoleMaker())
 strategy = fleet.DistributedStrategy()

@@ -7,6 +7,7 @@ The model and loop are the seed's, with only the imports changed (`import fleetg
 
 import argparse
 import os
+import random
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
@@ -28,6 +29,7 @@ train_reader = paddle.batch(
 
 
 def train():
+    random.seed(args.seed)  # paddle.reader.shuffle draws from Python's random
     fluid.default_main_program().random_seed = args.seed
     fluid.default_startup_program().random_seed = args.seed
     y = fluid.layers.data(name="y", shape=[1], dtype="float32")
@@ -44,16 +46,18 @@ def train():
     exe = fluid.Executor(place)
     exe.run(fluid.default_startup_program())
 
-    first = None
+    epoch_losses = []
     for epoch in range(args.epochs):
+        losses = []
         for batch_id, batch_data in enumerate(train_reader()):
             (avg_loss_value,) = exe.run(
                 fluid.default_main_program(), feed=feeder.feed(batch_data), fetch_list=[avg_loss]
             )
-            first = first if first is not None else avg_loss_value[0]
+            losses.append(avg_loss_value[0])
             if (batch_id + 1) % 10 == 0 and epoch % 5 == 0:
                 print("Epoch: {0}, Batch: {1}, loss: {2}".format(epoch, batch_id, avg_loss_value[0]))
-    print(f"first loss {first:.3f}, last loss {avg_loss_value[0]:.3f}")
+        epoch_losses.append(sum(losses) / len(losses))
+    print(f"mean loss of the first epoch {epoch_losses[0]:.3f}, of the last {epoch_losses[-1]:.3f}")
 
     if args.save:
         os.makedirs(args.save, exist_ok=True)
