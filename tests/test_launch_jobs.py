@@ -34,6 +34,12 @@ def launcher(tmp_path, module: str, *args: str, **env: str) -> subprocess.Popen:
     )
 
 
+def fleet_job(tmp_path, marker, *script_args: str) -> subprocess.Popen:
+    """fleet_launched.py as 2 servers + 2 workers under launch_ps."""
+    script = os.path.join(SCRIPTS, "fleet_launched.py")
+    return launcher(tmp_path, "launch_ps", "--server_num", "2", "--worker_num", "2", script, *script_args, marker)
+
+
 def finish(proc: subprocess.Popen, timeout: float = 120) -> tuple[int, str]:
     try:
         out, _ = proc.communicate(timeout=timeout)
@@ -44,18 +50,7 @@ def finish(proc: subprocess.Popen, timeout: float = 120) -> tuple[int, str]:
 
 
 def test_fleet_parameter_server_job_runs_under_launch_ps(tmp_path, marker):
-    code, out = finish(
-        launcher(
-            tmp_path,
-            "launch_ps",
-            "--server_num",
-            "2",
-            "--worker_num",
-            "2",
-            os.path.join(SCRIPTS, "fleet_launched.py"),
-            marker,
-        )
-    )
+    code, out = finish(fleet_job(tmp_path, marker))
     assert code == 0, out[-3000:]
     assert "worker 0 done" in out  # worker 0's output is streamed
     logs = sorted(p.name for p in (tmp_path / "log").iterdir())
@@ -65,40 +60,14 @@ def test_fleet_parameter_server_job_runs_under_launch_ps(tmp_path, marker):
 
 
 def test_a_failing_fleet_worker_stops_the_whole_job(tmp_path, marker):
-    code, out = finish(
-        launcher(
-            tmp_path,
-            "launch_ps",
-            "--server_num",
-            "2",
-            "--worker_num",
-            "2",
-            os.path.join(SCRIPTS, "fleet_launched.py"),
-            "--steps",
-            "100000",
-            "--fail_worker",
-            "1",
-            marker,
-        )
-    )
+    code, out = finish(fleet_job(tmp_path, marker, "--steps", "100000", "--fail_worker", "1"))
     assert code != 0
     assert "worker 1 fails on purpose" in out
     assert_nothing_left(marker)
 
 
 def test_sigint_stops_a_running_fleet_job(tmp_path, marker):
-    proc = launcher(
-        tmp_path,
-        "launch_ps",
-        "--server_num",
-        "2",
-        "--worker_num",
-        "2",
-        os.path.join(SCRIPTS, "fleet_launched.py"),
-        "--steps",
-        "100000",
-        marker,
-    )
+    proc = fleet_job(tmp_path, marker, "--steps", "100000")
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and len(processes_with(marker)) < 4:
         time.sleep(0.2)
