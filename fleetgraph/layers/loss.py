@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..ir import FleetgraphError
 from ._apply import apply_op
 from .helper import LayerHelper
 from .math import mean as _mean
@@ -51,7 +52,7 @@ def functional_cross_entropy(
 ):
     """`paddle.nn.functional.cross_entropy`: softmax (unless use_softmax=False) + cross entropy + reduction."""
     if weight is not None:
-        raise NotImplementedError("cross_entropy: per-class weight is not supported")
+        raise FleetgraphError(f"cross_entropy: per-class weight is not supported; expected None, got {weight!r}")
     if use_softmax:
         loss = softmax_with_cross_entropy(input, label, soft_label, ignore_index, axis=axis)
     else:
