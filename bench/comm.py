@@ -2,7 +2,7 @@
 gloo side by side when an interpreter with torch is given. Prints figures; asserts nothing.
 
     python bench/comm.py                                            # the ring, and memcpy
-    python bench/comm.py --torch-python /tmp/torch-venv/bin/python  # and gloo, in the same run
+    python bench/comm.py --torch-python PYTHON_WITH_TORCH             # and gloo, in the same run
 
 Figures: the time of one all-reduce of 4 KB .. 64 MB of float32 (median of 5 samples, a sample
 averaging enough back-to-back all-reduces to move about 8 MB) and its bandwidth, bytes / time, for
