@@ -314,12 +314,7 @@ def _sum_infer(ctx: InferContext) -> None:
 
 
 def _sum_kernel(xp, xs):
-    if any(isinstance(x, SelectedRows) for x in xs):
-        return merge_dense(xp, xs)
-    out = xs[0] + xs[1] if len(xs) > 1 else xs[0].copy()
-    for x in xs[2:]:
-        out += x
-    return out
+    return merge_dense(xp, xs)  # dense arrays and SelectedRows alike
 
 
 def _sum_grad_maker(op) -> list[dict]:

@@ -15,7 +15,7 @@ import threading
 import numpy as np
 
 from ...ir import FleetgraphError
-from ...ops.selected_rows import SelectedRows, merge_dense
+from ...ops.selected_rows import merge_dense
 from .config import CommTimeout, rpc_timeout
 from .wire import Kind, WireError, decode, encode
 
@@ -137,14 +137,7 @@ class _Merger(threading.Thread):
 
 
 def _add_up(values):
-    if len(values) == 1:
-        return values[0]
-    if any(isinstance(v, SelectedRows) for v in values):
-        return merge_dense(np, values)
-    total = values[0] + values[1]
-    for v in values[2:]:
-        total += v
-    return total
+    return values[0] if len(values) == 1 else merge_dense(np, values)
 
 
 class _GeoParam:

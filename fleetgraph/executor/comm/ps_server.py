@@ -18,7 +18,7 @@ import time
 import numpy as np
 
 from ...ir import FleetgraphError, VarType
-from ...ops.selected_rows import SelectedRows
+from ...ops.selected_rows import SelectedRows, merge_dense
 from .config import CommTimeout, rpc_timeout
 from .wire import Kind, Message, WireError, decode, encode
 
@@ -220,10 +220,7 @@ def _check_value(var, msg: Message) -> None:
 
 
 def _mean(values: list):
-    if isinstance(values[0], SelectedRows):
-        rows = np.concatenate([np.asarray(v.rows) for v in values])
-        return SelectedRows(rows, np.concatenate([v.value for v in values]) / len(values), values[0].height)
-    total = values[0] + values[1] if len(values) > 1 else values[0].copy()
-    for v in values[2:]:
-        total += v
+    total = merge_dense(np, values)
+    if isinstance(total, SelectedRows):
+        return SelectedRows(total.rows, total.value / len(values), total.height)
     return total / total.dtype.type(len(values))
