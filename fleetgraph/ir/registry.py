@@ -46,7 +46,6 @@ class OpDef:
     side_effect: bool = False
     random: bool = False  # the kernel takes rng=, a seeded numpy Generator
     wants_outputs: bool = False  # the kernel takes need=, the set of output slots somebody reads
-    host_only: bool = False  # the kernel runs on NumPy arrays even on a GPU place
     # the kernel takes ctx=, the run's context (executor, scope, variables, sub-blocks, communicator)
     needs_context: bool = False
 
@@ -84,7 +83,6 @@ def register_op(
     side_effect=False,
     random=False,
     wants_outputs=False,
-    host_only=False,
     needs_context=False,
 ) -> OpDef:
     """Declare an op type. Gradient output slots ('X@GRAD') are always optional: backward drops the
@@ -107,7 +105,6 @@ def register_op(
         side_effect,
         random,
         wants_outputs,
-        host_only,
         needs_context,
     )
     _REGISTRY[type] = opdef
