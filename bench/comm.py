@@ -146,8 +146,14 @@ def ring_worker(rank: int, endpoints: list[str]) -> None:
     ring = ring_module.Ring(context, len(endpoints), rank, endpoints, 0)
     try:
         workload = Workload(lambda n: np.zeros(n, np.float32), ring.allreduce, ring.barrier)
-        pieces = f"{ring_module.MIN_PIECE_BYTES // MB}-{ring_module.PIECE_BYTES // MB} MB"
-        serve(workload, f"up to {ring_module.PIECES_PER_CHUNK} pieces of {pieces} per chunk")
+        if ring.transport == "shm":
+            from fleetgraph.executor.comm import shm
+
+            describe = f"shared memory, pieces of {shm.SEGMENT_BYTES // MB} MB, ZeroMQ ipc:// signals"
+        else:
+            pieces = f"{ring_module.MIN_PIECE_BYTES // MB}-{ring_module.PIECE_BYTES // MB} MB"
+            describe = f"TCP, up to {ring_module.PIECES_PER_CHUNK} pieces of {pieces} per chunk"
+        serve(workload, describe)
         ring.barrier()
     finally:
         ring.close()

@@ -1,6 +1,7 @@
-"""Collective training at run time: the ZeroMQ ring's all-reduce, broadcast and barrier (ranks as
-threads of this process), its errors, and collective training as real processes on 127.0.0.1
-against a single process trained on the whole batches as the oracle."""
+"""Collective training at run time: the ring's all-reduce, broadcast and barrier (ranks as threads
+of this process) over both its transports, shared memory and TCP, its errors, and collective
+training as real processes on 127.0.0.1 against a single process trained on the whole batches as
+the oracle."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from models import global_batches
 
 import fleetgraph as paddle
 from fleetgraph.executor.comm import ring as ring_module
+from fleetgraph.executor.comm import shm
 from fleetgraph.executor.comm.config import CommTimeout
 from fleetgraph.executor.comm.ring import Ring, RingError
 from fleetgraph.ops.collective import coalesced_offsets
@@ -29,8 +31,17 @@ def _short_timeout(monkeypatch):
     monkeypatch.setenv("FLEETGRAPH_RPC_TIMEOUT", "5")
 
 
-def run_ranks(nranks: int, body, delays=None, context=None) -> list:
-    """Run `body(ring)` on `nranks` rings, one thread each; returns each rank's result or exception."""
+@pytest.fixture(params=["shm", "tcp"])
+def transport(request, monkeypatch) -> str:
+    """Each ring test runs once with the ranks moving bytes through shared memory (the default on
+    one host) and once over TCP (as between hosts)."""
+    monkeypatch.setenv("FLEETGRAPH_RING_TRANSPORT", "auto" if request.param == "shm" else "tcp")
+    return request.param
+
+
+def run_ranks(nranks: int, body, delays=None, context=None, transport=None) -> list:
+    """Run `body(ring)` on `nranks` rings, one thread each; returns each rank's result or exception.
+    With `transport`, each ring must have come up on it."""
     eps = endpoints(nranks)
     context = context or zmq.Context()
     results: list = [None] * nranks
@@ -40,6 +51,7 @@ def run_ranks(nranks: int, body, delays=None, context=None) -> list:
         ring = None
         try:
             ring = Ring(context, nranks, r, eps, 0)
+            assert transport is None or ring.transport == transport, f"rank {r} is on {ring.transport}"
             results[r] = body(ring)
         except Exception as e:
             results[r] = e
@@ -68,7 +80,7 @@ def _contribution(rank: int, size: int, dtype) -> np.ndarray:
 
 
 @pytest.mark.parametrize("nranks", [2, 3])
-def test_allreduce_sums_every_size_in_place(nranks):
+def test_allreduce_sums_every_size_in_place(nranks, transport):
     sizes = [0, 1, 5, 3 * 1024 * 1024 + 7]  # 5: not divisible by 3 ranks; the last, 12 MB in many pieces
 
     def body(ring):
@@ -80,7 +92,7 @@ def test_allreduce_sums_every_size_in_place(nranks):
             out.append(got)
         return out
 
-    results = run_ranks(nranks, body)
+    results = run_ranks(nranks, body, transport=transport)
     _raise_first(results)
     for size_index, size in enumerate(sizes):
         want = sum(_contribution(r, size, "float32") for r in range(nranks))
@@ -89,15 +101,16 @@ def test_allreduce_sums_every_size_in_place(nranks):
 
 
 @pytest.mark.parametrize("nranks", [2, 4])
-def test_allreduce_and_broadcast_in_many_small_pieces(monkeypatch, nranks):
+def test_allreduce_and_broadcast_in_many_small_pieces(monkeypatch, nranks, transport):
     monkeypatch.setattr(ring_module, "PIECE_BYTES", 1000)  # chunks of dozens of pieces, interleaved
+    monkeypatch.setattr(shm, "SEGMENT_BYTES", 4096)  # a last piece shorter than the others
 
     def body(ring):
         summed = ring.allreduce(_contribution(ring.rank, 20_003, "float64"))
         ints = ring.allreduce(_contribution(ring.rank, 9_999, "int32"))
         return summed, ints, ring.broadcast(_contribution(ring.rank, 5_001, "float32"), root=nranks - 1)
 
-    results = run_ranks(nranks, body)
+    results = run_ranks(nranks, body, transport=transport)
     _raise_first(results)
     for summed, ints, broadcast in results:
         np.testing.assert_array_equal(summed, sum(_contribution(r, 20_003, "float64") for r in range(nranks)))
@@ -105,14 +118,14 @@ def test_allreduce_and_broadcast_in_many_small_pieces(monkeypatch, nranks):
         np.testing.assert_array_equal(broadcast, _contribution(nranks - 1, 5_001, "float32"))
 
 
-def test_allreduce_of_a_read_only_or_strided_array_returns_a_new_array():
+def test_allreduce_of_a_read_only_or_strided_array_returns_a_new_array(transport):
     def body(ring):
         strided = np.arange(12, dtype=np.float64).reshape(3, 4).T * (ring.rank + 1)
         frozen = np.full((2, 3), ring.rank, dtype=np.int64)
         frozen.flags.writeable = False
         return strided.copy(), ring.allreduce(strided), ring.allreduce(frozen), strided
 
-    results = run_ranks(3, body)
+    results = run_ranks(3, body, transport=transport)
     _raise_first(results)
     for before, summed, frozen_sum, after in results:
         np.testing.assert_array_equal(summed, np.arange(12.0).reshape(3, 4).T * 6)
@@ -120,7 +133,7 @@ def test_allreduce_of_a_read_only_or_strided_array_returns_a_new_array():
         np.testing.assert_array_equal(after, before)  # the input is left as it was
 
 
-def test_allreduce_of_a_fused_buffer_updates_the_gradients_viewing_it():
+def test_allreduce_of_a_fused_buffer_updates_the_gradients_viewing_it(transport):
     shapes = [(3, 4), (5,), (2, 2, 2)]
 
     def body(ring):
@@ -132,14 +145,14 @@ def test_allreduce_of_a_fused_buffer_updates_the_gradients_viewing_it():
         ring.allreduce(fused)
         return views
 
-    results = run_ranks(2, body)
+    results = run_ranks(2, body, transport=transport)
     _raise_first(results)
     for views in results:
         for i, (view, shape) in enumerate(zip(views, shapes)):
             np.testing.assert_array_equal(view, np.full(shape, 1 + 2 * i, np.float32))
 
 
-def test_broadcast_from_any_root_reaches_every_rank():
+def test_broadcast_from_any_root_reaches_every_rank(transport):
     size = 700_000  # several pieces
 
     def body(ring):
@@ -148,7 +161,7 @@ def test_broadcast_from_any_root_reaches_every_rank():
         ring.barrier()
         return small, big
 
-    results = run_ranks(3, body)
+    results = run_ranks(3, body, transport=transport)
     _raise_first(results)
     for small, big in results:
         np.testing.assert_array_equal(small, [1, 1, 1])
@@ -163,24 +176,27 @@ def test_a_single_rank_returns_at_once():
     ring.close()
 
 
-def test_a_ring_can_be_made_again_on_the_same_endpoints():
+def test_a_ring_can_be_made_again_on_the_same_endpoints(transport):
     context = zmq.Context()  # as when a startup program runs twice: the old ring closes, a new one binds
 
     def body(ring):
         ring.close()
         again = Ring(context, 2, ring.rank, ring.endpoints, 0)
         try:
+            assert again.transport == transport
             return again.allreduce(np.ones(3, np.float32))
         finally:
             again.close()
 
-    results = run_ranks(2, body, context=context)
+    results = run_ranks(2, body, context=context, transport=transport)
     _raise_first(results)
     np.testing.assert_array_equal(results[0], [2, 2, 2])
 
 
-def test_ranks_may_start_in_any_order():
-    results = run_ranks(3, lambda ring: ring.allreduce(np.ones(2, np.float32)), delays={0: 0.4, 1: 0.2})
+def test_ranks_may_start_in_any_order(transport):
+    results = run_ranks(
+        3, lambda ring: ring.allreduce(np.ones(2, np.float32)), delays={0: 0.4, 1: 0.2}, transport=transport
+    )
     _raise_first(results)
     for got in results:
         np.testing.assert_array_equal(got, [3, 3])
@@ -219,25 +235,108 @@ def test_a_malformed_message_is_an_error_naming_the_peer():
     assert f"c_comm_init on ring 0, rank 0: malformed message from {eps[1]}: header of" in str(info.value)
 
 
-def test_ranks_running_different_operations_fail_clearly(monkeypatch):
+def test_ranks_running_different_operations_fail_clearly(monkeypatch, transport):
     monkeypatch.setenv("FLEETGRAPH_RPC_TIMEOUT", "1")
 
     def body(ring):
         x = np.ones(10, np.float32)
         return ring.allreduce(x, name="w@GRAD") if ring.rank == 0 else ring.broadcast(x, root=0, name="w")
 
-    results = run_ranks(2, body)
+    results = run_ranks(2, body, transport=transport)
     assert isinstance(results[1], RingError)
     assert "c_broadcast 'w' on ring 0, rank 1" in str(results[1])
-    assert "expected broadcast #1 step 0" in str(results[1]) and "got RING allreduce #1 step 0" in str(results[1])
-    assert isinstance(results[0], CommTimeout) and "c_allreduce_sum 'w@GRAD'" in str(results[0])
+    if transport == "tcp":
+        assert "expected broadcast #1 step 0" in str(results[1]) and "got RING allreduce #1 step 0" in str(results[1])
+        assert isinstance(results[0], CommTimeout) and "c_allreduce_sum 'w@GRAD'" in str(results[0])
+    else:  # both ranks pass the first gate and see what the other runs
+        assert "rank 0 ran 'allreduce:10xfloat32' (operation 1) where this rank ran 'broadcast:0:10xfloat32'" in str(
+            results[1]
+        )
+        assert isinstance(results[0], RingError) and "c_allreduce_sum 'w@GRAD' on ring 0, rank 0" in str(results[0])
 
 
-def test_ranks_disagreeing_on_the_size_fail_clearly(monkeypatch):
+@pytest.mark.parametrize("dtype_of_rank_1", ["float32", "float64"], ids=["size", "dtype"])
+def test_ranks_disagreeing_on_the_size_or_dtype_fail_clearly(monkeypatch, transport, dtype_of_rank_1):
     monkeypatch.setenv("FLEETGRAPH_RPC_TIMEOUT", "1")
-    results = run_ranks(2, lambda ring: ring.allreduce(np.ones(4 + ring.rank, np.float32), name="g"))
+    size_of_rank_1 = 5 if dtype_of_rank_1 == "float32" else 4
+
+    def body(ring):
+        x = np.ones(4, np.float32) if ring.rank == 0 else np.ones(size_of_rank_1, dtype_of_rank_1)
+        return ring.allreduce(x, name="g")
+
+    results = run_ranks(2, body, transport=transport)
     errors = [r for r in results if isinstance(r, RingError)]
-    assert errors and "the ranks disagree on the array's shape or dtype" in str(errors[0])
+    hint = "the ranks disagree on the array's shape or dtype" if transport == "tcp" else "of the same shape and dtype"
+    assert errors and hint in str(errors[0])
+    if transport == "shm":
+        message = str(errors[0])
+        assert "'allreduce:4xfloat32'" in message and f"'allreduce:{size_of_rank_1}x{dtype_of_rank_1}'" in message
+
+
+def test_every_rank_ends_with_the_same_bits(transport):
+    """Each chunk is summed by one rank, in rank order, and copied to the others: float sums that
+    depend on the order still agree bit for bit on every rank."""
+    rng = np.random.default_rng(5)
+    contributions = [rng.standard_normal(100_003).astype(np.float32) * 10.0**r for r in range(3)]
+    results = run_ranks(3, lambda ring: ring.allreduce(contributions[ring.rank].copy()), transport=transport)
+    _raise_first(results)
+    np.testing.assert_allclose(results[0], contributions[0] + contributions[1] + contributions[2], rtol=1e-5, atol=1e-4)
+    assert all(np.array_equal(results[0], got) for got in results[1:])
+
+
+def test_shared_memory_leaves_nothing_in_dev_shm(monkeypatch):
+    monkeypatch.setenv("FLEETGRAPH_RING_TRANSPORT", "auto")
+    before = set(os.listdir(shm.SHM_DIR))
+    seen_while_up = []
+
+    def body(ring):
+        ring.barrier()  # every rank is up
+        seen_while_up.append(set(os.listdir(shm.SHM_DIR)) - before)
+        return ring.allreduce(np.ones(3, np.float32))
+
+    results = run_ranks(2, body, transport="shm")
+    _raise_first(results)
+    assert seen_while_up == [set(), set()]  # the files went once every rank had mapped them
+    assert set(os.listdir(shm.SHM_DIR)) == before
+
+
+def test_ranks_that_cannot_all_map_each_other_agree_on_tcp(monkeypatch):
+    """As when the ranks run on different hosts: here rank 0's segment cannot be opened by the others."""
+    monkeypatch.setenv("FLEETGRAPH_RING_TRANSPORT", "auto")
+    opened = shm._Segment.open
+    monkeypatch.setattr(shm._Segment, "open", classmethod(lambda cls, p, n, r: None if r == 0 else opened(p, n, r)))
+    before = set(os.listdir(shm.SHM_DIR))
+    results = run_ranks(3, lambda ring: ring.allreduce(np.arange(5, dtype=np.float64)), transport="tcp")
+    _raise_first(results)
+    for got in results:
+        np.testing.assert_array_equal(got, 3 * np.arange(5.0))
+    assert set(os.listdir(shm.SHM_DIR)) == before
+
+
+def test_a_rank_missing_from_a_shared_memory_operation_times_out_naming_it(monkeypatch):
+    monkeypatch.setenv("FLEETGRAPH_RPC_TIMEOUT", "0.5")
+
+    def body(ring):
+        if ring.rank == 1:
+            return None  # never joins
+        start = time.monotonic()
+        try:
+            ring.allreduce(np.ones(8, np.float32), name="w@GRAD")
+        except CommTimeout as e:
+            return e, time.monotonic() - start
+
+    results = run_ranks(2, body, transport="shm")
+    error, waited = results[0]
+    assert waited < 3
+    assert "c_allreduce_sum 'w@GRAD' on ring 0, rank 0: rank(s) [1] (127.0.0.1:" in str(error)
+    assert "did not reach 'allreduce:8xfloat32' of operation 1 after 0.5 s (FLEETGRAPH_RPC_TIMEOUT)" in str(error)
+
+
+def test_an_unknown_ring_transport_is_one_clear_error(monkeypatch):
+    monkeypatch.setenv("FLEETGRAPH_RING_TRANSPORT", "rdma")
+    results = run_ranks(2, lambda ring: None)
+    assert all(isinstance(r, paddle.FleetgraphError) for r in results)
+    assert "FLEETGRAPH_RING_TRANSPORT='rdma': expected one of ['auto', 'tcp'], e.g. tcp" in str(results[0])
 
 
 def test_pieces_cover_each_chunk_as_array_split_does():
@@ -285,12 +384,14 @@ def single_process(model: str, steps: int, rows: int, seed: int = 11) -> dict:
 
 @pytest.mark.parametrize("model", ["fit_a_line", "mlp"], ids=["sgd", "adam"])
 @pytest.mark.parametrize(
-    "nranks, fuse_mb", [(2, 0), (2, 32), (3, 0), (3, 32)], ids=["2-unfused", "2-fused", "3-unfused", "3-fused"]
+    "nranks, fuse_mb, transport",
+    [(2, 0, "auto"), (2, 32, "auto"), (3, 0, "auto"), (3, 32, "auto"), (2, 0, "tcp"), (3, 32, "tcp")],
+    ids=["2-unfused", "2-fused", "3-unfused", "3-fused", "2-unfused-tcp", "3-fused-tcp"],
 )
-def test_collective_training_equals_single_process_on_the_whole_batch(tmp_path, model, nranks, fuse_mb):
+def test_collective_training_equals_single_process_on_the_whole_batch(tmp_path, model, nranks, fuse_mb, transport):
     steps, batch = 20, 8
     args = ["--model", model, "--steps", str(steps), "--batch", str(batch), "--fuse_mb", str(fuse_mb)]
-    outs, results = run_ranks_as_processes(tmp_path, nranks, args)
+    outs, results = run_ranks_as_processes(tmp_path, nranks, args, env={"FLEETGRAPH_RING_TRANSPORT": transport})
     assert_all_exit_zero(results)
     want = single_process(model, steps, nranks * batch)
     for r in range(nranks):
@@ -300,11 +401,14 @@ def test_collective_training_equals_single_process_on_the_whole_batch(tmp_path, 
             np.testing.assert_allclose(trained[name], value, atol=1e-5, err_msg=f"rank {r} {name}")
 
 
-def test_a_rank_that_stops_early_makes_the_others_time_out_naming_the_gradient(tmp_path):
+@pytest.mark.parametrize("transport", ["auto", "tcp"])
+def test_a_rank_that_stops_early_makes_the_others_time_out_naming_the_gradient(tmp_path, transport):
     args = ["--model", "fit_a_line", "--steps", "3", "--steps_for", "1:0"]
-    _, results = run_ranks_as_processes(tmp_path, 2, args, env={"FLEETGRAPH_RPC_TIMEOUT": "1"})
+    env = {"FLEETGRAPH_RPC_TIMEOUT": "1", "FLEETGRAPH_RING_TRANSPORT": transport}
+    _, results = run_ranks_as_processes(tmp_path, 2, args, env=env)
     code, output = results["rank 0"]
     assert results["rank 1"][0] == 0 and code != 0
     assert "(c_allreduce_sum)" in output and "@GRAD" in output
-    assert "c_allreduce_sum on ring 0, rank 0: nothing from 127.0.0.1:" in output
+    waited_for = "nothing from 127.0.0.1:" if transport == "tcp" else "rank(s) [1] (127.0.0.1:"
+    assert f"c_allreduce_sum on ring 0, rank 0: {waited_for}" in output
     assert "after 1.0 s (FLEETGRAPH_RPC_TIMEOUT)" in output

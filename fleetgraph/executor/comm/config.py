@@ -25,3 +25,15 @@ def rpc_timeout() -> float:
 
 class CommTimeout(FleetgraphError, TimeoutError):
     """A wait ran past FLEETGRAPH_RPC_TIMEOUT; the message names who was waited for and for what."""
+
+
+RING_TRANSPORTS = ("auto", "tcp")
+
+
+def ring_transport() -> str:
+    """How a collective ring moves its bytes: FLEETGRAPH_RING_TRANSPORT, 'auto' (the default: shared
+    memory when every rank is on this host, else TCP) or 'tcp' (always TCP)."""
+    raw = os.environ.get("FLEETGRAPH_RING_TRANSPORT", "") or "auto"
+    if raw not in RING_TRANSPORTS:
+        raise FleetgraphError(f"FLEETGRAPH_RING_TRANSPORT={raw!r}: expected one of {list(RING_TRANSPORTS)}, e.g. tcp")
+    return raw

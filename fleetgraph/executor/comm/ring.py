@@ -1,5 +1,9 @@
 """A ring of ranks over ZeroMQ TCP: bandwidth-optimal all-reduce, pipelined broadcast and barrier.
 
+When every rank runs on this host (and FLEETGRAPH_RING_TRANSPORT is not 'tcp'), the ring agrees at
+start-up to move the bytes through shared memory instead (`shm.SharedMemory`): the collectives
+below then run only to set that up. The rest of this docstring is the TCP transport.
+
 Rank r binds a PULL socket on exactly `endpoints[r]` and connects a PUSH socket to the next rank,
 so it receives from rank r-1 and sends to rank r+1. Every message is a `Kind.RING` wire message
 whose `seq` is the ring's operation counter and whose name is `<op>:<step>:<chunk>:<piece>`; the
@@ -33,7 +37,7 @@ import time
 import numpy as np
 
 from ...ir import FleetgraphError
-from .config import CommTimeout, rpc_timeout
+from .config import CommTimeout, ring_transport, rpc_timeout
 from .wire import DTYPES, Kind, Message, WireError, decode, encode
 
 # Pieces of a chunk: PIECES_PER_CHUNK of them, so that a rank adds piece i while piece i+1 is on
@@ -74,22 +78,38 @@ class Ring:
         self.prev = self.endpoints[(rank - 1) % nranks]
         self.next = self.endpoints[(rank + 1) % nranks]
         self._seq = 0
-        self._inbox = self._outbox = None
+        self._inbox = self._outbox = self._shared = None
         if nranks == 1:
             return
         import zmq
 
-        self._zmq = zmq
-        _keep_heap_memory()
+        self._zmq, self._context = zmq, context
         try:
             self._inbox = self._socket(context, zmq.PULL)
             self._bind(self._inbox, self.endpoints[rank])
             self._outbox = self._socket(context, zmq.PUSH)
             self._outbox.connect(f"tcp://{self.next}")
             self._handshake()
+            if ring_transport() == "auto":
+                from . import shm
+
+                self._shared = shm.attach(self)
+                # Number the operations users run from 1 whatever the set-up ran: each socket delivers
+                # in order, so no message of the set-up can be taken for one of theirs.
+                self._seq = 0
+            if self._shared is None:
+                _keep_heap_memory()
         except BaseException:
             self.close()
             raise
+
+    @property
+    def transport(self) -> str:
+        """'shm' when the ranks move bytes through shared memory, 'tcp' when over the TCP ring
+        (and 'local' for a ring of one rank)."""
+        if self.nranks == 1:
+            return "local"
+        return "tcp" if self._shared is None else "shm"
 
     def _socket(self, context, kind):
         zmq = self._zmq
@@ -152,7 +172,9 @@ class Ring:
         """The sum of `array` over all ranks: written into `array` when it is a writable C-contiguous
         NumPy array (and `array` returned), else into a new array."""
         result, flat = _target(array, "c_allreduce_sum", name)
-        if self.nranks > 1:
+        if self._shared is not None:
+            self._shared.allreduce(flat, self._next_seq(), "allreduce", self._where("c_allreduce_sum", name))
+        elif self.nranks > 1:
             self._allreduce(flat, "allreduce", "c_allreduce_sum", name)
         return result
 
@@ -162,16 +184,23 @@ class Ring:
         if isinstance(root, bool) or not isinstance(root, int) or not 0 <= root < self.nranks:
             raise FleetgraphError(f"c_broadcast {name!r}: root; expected an int in [0, {self.nranks}), got {root!r}")
         result, flat = _target(array, "c_broadcast", name, writable=self.rank != root)
-        if self.nranks > 1:
+        if self._shared is not None:
+            self._shared.broadcast(flat, root, self._next_seq(), self._where("c_broadcast", name))
+        elif self.nranks > 1:
             self._broadcast(flat, root, name)
         return result
 
     def barrier(self) -> None:
         """Return once every rank of the ring has called barrier()."""
-        if self.nranks > 1:
+        if self._shared is not None:
+            self._shared.barrier(self._next_seq(), self._where("barrier", ""))
+        elif self.nranks > 1:
             self._allreduce(np.zeros(1, np.int8), "barrier", "barrier", "")
 
     def close(self) -> None:
+        if self._shared is not None:
+            self._shared.close()
+            self._shared = None
         for sock in (self._outbox, self._inbox):
             if sock is not None and not sock.closed:
                 sock.close(linger=LINGER_MS)
@@ -231,6 +260,10 @@ class Ring:
     def _next_seq(self) -> int:
         self._seq += 1
         return self._seq
+
+    def _where(self, what: str, name: str) -> str:
+        name = f" {name!r}" if name else ""
+        return f"{what}{name} on ring {self.ring_id}, rank {self.rank}"
 
 
 class _Io:
@@ -320,8 +353,7 @@ class _Io:
                 ) from None
 
     def where(self) -> str:
-        name = f" {self.name!r}" if self.name else ""
-        return f"{self.what}{name} on ring {self.ring.ring_id}, rank {self.ring.rank}"
+        return self.ring._where(self.what, self.name)
 
 
 def _describe(seq: int, tag: str) -> str:
