@@ -1,4 +1,5 @@
-"""All-reduce between two processes on 127.0.0.1: fleetgraph's ZeroMQ ring, and torch.distributed's
+"""All-reduce between two processes on 127.0.0.1: fleetgraph's ring on both its transports (shared
+memory, what ranks on one host use, and TCP, what ranks on several hosts use), and torch.distributed's
 gloo side by side when an interpreter with torch is given. Prints figures; asserts nothing.
 
     python bench/comm.py                                            # the ring, and memcpy
@@ -135,24 +136,27 @@ def serve(workload: Workload, describe: str) -> None:
         print(f"{workload.sample(what):.9f}", flush=True)
 
 
-def ring_worker(rank: int, endpoints: list[str]) -> None:
+def ring_worker(rank: int, endpoints: list[str], transport: str) -> None:
     sys.path.insert(0, REPO)
     import numpy as np
     import zmq
 
     from fleetgraph.executor.comm import ring as ring_module
 
+    os.environ["FLEETGRAPH_RING_TRANSPORT"] = "auto" if transport == "shm" else "tcp"
     context = zmq.Context()
     ring = ring_module.Ring(context, len(endpoints), rank, endpoints, 0)
+    if ring.transport != transport:
+        raise RuntimeError(f"the ring came up on {ring.transport}, not {transport}")
     try:
         workload = Workload(lambda n: np.zeros(n, np.float32), ring.allreduce, ring.barrier)
         if ring.transport == "shm":
             from fleetgraph.executor.comm import shm
 
-            describe = f"shared memory, pieces of {shm.SEGMENT_BYTES // MB} MB, ZeroMQ ipc:// signals"
+            describe = f"pieces of {shm.SEGMENT_BYTES // MB} MB, POSIX semaphores"
         else:
             pieces = f"{ring_module.MIN_PIECE_BYTES // MB}-{ring_module.PIECE_BYTES // MB} MB"
-            describe = f"TCP, up to {ring_module.PIECES_PER_CHUNK} pieces of {pieces} per chunk"
+            describe = f"up to {ring_module.PIECES_PER_CHUNK} pieces of {pieces} per chunk"
         serve(workload, describe)
         ring.barrier()
     finally:
@@ -290,43 +294,50 @@ def _cell(nbytes: int, seconds: float | None) -> str:
     return f"{seconds * 1e3:8.3f} ms {nbytes / seconds / 1e9:6.2f} GB/s"
 
 
+LABELS = {"shm": "ring, shared memory", "tcp": "ring, TCP", "gloo": "gloo"}
+
+
 def report(figures: dict, describe: dict, memcpy: dict) -> None:
-    ours, gloo = figures["ring"], figures.get("gloo")
+    names = list(figures)
+    gloo = figures.get("gloo")
     print(f"all-reduce of float32, 2 ranks on 127.0.0.1, median of {REPEATS}; bandwidth = bytes / time")
     for name, text in describe.items():
-        print(f"  {'fleetgraph ring' if name == 'ring' else name}: {text}")
-    print(f"{'size':>6}  {'fleetgraph ring':>20}  {'gloo':>20}  {'ring speed-up':>13}  {'numpy memcpy':>20}")
+        print(f"  {LABELS[name]}: {text}")
+    ratios = [n for n in names if n != "gloo"] if gloo else []
+    header = f"{'size':>6}" + "".join(f"  {LABELS[n]:>20}" for n in names)
+    header += "".join(f"  {'gloo / ' + n:>10}" for n in ratios) + f"  {'numpy memcpy':>20}"
+    print(header)
     for nbytes in SIZES:
-        mine, theirs = ours[str(nbytes)], gloo[str(nbytes)] if gloo else None
-        ratio = f"{theirs / mine:12.2f}x" if theirs else f"{'-':>13}"
-        line = f"{_size(nbytes):>6}  {_cell(nbytes, mine)}  {_cell(nbytes, theirs)}  {ratio}"
-        print(f"{line}  {_cell(nbytes, memcpy[str(nbytes)])}")
+        key = str(nbytes)
+        line = f"{_size(nbytes):>6}" + "".join(f"  {_cell(nbytes, figures[n][key])}" for n in names)
+        line += "".join(f"  {gloo[key] / figures[n][key]:9.2f}x" for n in ratios)
+        print(f"{line}  {_cell(nbytes, memcpy[key])}")
     sizes = grad_sizes()
     print(
         f"\nResNet-50 gradients: {len(sizes)} arrays, {sum(sizes) / 1e6:.1f}M float32 = {sum(sizes) * 4 / MB:.1f} MiB"
     )
     for what, label in (("unfused", "one by one"), ("fused", f"{len(buckets(sizes))} buckets of <= 32 MB")):
-        line = f"  {label:<24} fleetgraph ring {ours[what] * 1e3:8.1f} ms"
-        if gloo:
-            line += f"   gloo {gloo[what] * 1e3:8.1f} ms"
-        print(line)
+        print(f"  {label:<24}" + "".join(f"  {LABELS[n]} {figures[n][what] * 1e3:7.1f} ms" for n in names))
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--torch-python", help="an interpreter with torch: also measure gloo")
-    parser.add_argument("--worker", choices=["ring", "gloo"], help=argparse.SUPPRESS)
+    parser.add_argument("--worker", choices=list(LABELS), help=argparse.SUPPRESS)
     parser.add_argument("--rank", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--endpoints", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.worker == "gloo":
+        gloo_worker(args.rank, args.endpoints.split(","))
+        return
     if args.worker:
-        worker = ring_worker if args.worker == "ring" else gloo_worker
-        worker(args.rank, args.endpoints.split(","))
+        ring_worker(args.rank, args.endpoints.split(","), args.worker)
         return
     memcpy = memcpy_figures()
     pairs: dict[str, Pair] = {}
     try:
-        pairs["ring"] = Pair(sys.executable, "ring")
+        pairs["shm"] = Pair(sys.executable, "shm")
+        pairs["tcp"] = Pair(sys.executable, "tcp")
         if args.torch_python:
             pairs["gloo"] = Pair(args.torch_python, "gloo")
         figures = measure(pairs)

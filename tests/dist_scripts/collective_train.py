@@ -22,6 +22,7 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from models import fit_a_line_2x, global_batches, mlp  # noqa: E402
 
 import fleetgraph as paddle  # noqa: E402
+from fleetgraph.executor.comm import process_comm  # noqa: E402
 from fleetgraph.transpiler import DistributeTranspiler, DistributeTranspilerConfig  # noqa: E402
 
 MODELS = ("fit_a_line", "mlp")
@@ -62,6 +63,7 @@ def main() -> None:
     trainer_prog = t.get_trainer_program()
     exe = paddle.static.Executor(paddle.CPUPlace())
     exe.run(startup)
+    transport = process_comm().ring(0).transport
     losses = []
     b = args.batch
     steps = dict(tuple(map(int, s.split(":"))) for s in args.steps_for.split(",") if s).get(args.rank, args.steps)
@@ -74,7 +76,7 @@ def main() -> None:
     np.savez(args.out, losses=np.array(losses), **params)
     fused = sum(op.type == "coalesce_tensor" for op in trainer_prog.global_block().ops)
     trend = f", loss {losses[0]:.4f} -> {losses[-1]:.4f}" if losses else ""
-    print(f"rank {args.rank}: {len(losses)} steps, {fused} fused buckets{trend}")
+    print(f"rank {args.rank}: {len(losses)} steps, {fused} fused buckets, ring over {transport}{trend}")
 
 
 if __name__ == "__main__":
