@@ -35,6 +35,8 @@ def _short_timeout(monkeypatch):
 def transport(request, monkeypatch) -> str:
     """Each ring test runs once with the ranks moving bytes through shared memory (the default on
     one host) and once over TCP (as between hosts)."""
+    if request.param == "shm" and not shm.available():
+        pytest.skip("no /dev/shm with POSIX semaphores here")
     monkeypatch.setenv("FLEETGRAPH_RING_TRANSPORT", "auto" if request.param == "shm" else "tcp")
     return request.param
 
@@ -59,7 +61,7 @@ def run_ranks(nranks: int, body, delays=None, context=None, transport=None) -> l
             if ring is not None:
                 ring.close()
 
-    threads = [threading.Thread(target=rank, args=(r,), daemon=True) for r in range(nranks)]
+    threads = [threading.Thread(target=rank, args=(r,), name=f"rank {r}", daemon=True) for r in range(nranks)]
     for t in threads:
         t.start()
     for t in threads:
@@ -284,33 +286,123 @@ def test_every_rank_ends_with_the_same_bits(transport):
     assert all(np.array_equal(results[0], got) for got in results[1:])
 
 
+def _our_shm_files() -> set[str]:
+    return {f for f in os.listdir(shm.SHM_DIR) if f.startswith("fleetgraph-")}
+
+
+needs_shm = pytest.mark.skipif(not shm.available(), reason="no /dev/shm with POSIX semaphores here")
+
+
+@needs_shm
 def test_shared_memory_leaves_nothing_in_dev_shm(monkeypatch):
     monkeypatch.setenv("FLEETGRAPH_RING_TRANSPORT", "auto")
-    before = set(os.listdir(shm.SHM_DIR))
+    before = _our_shm_files()
     seen_while_up = []
 
     def body(ring):
         ring.barrier()  # every rank is up
-        seen_while_up.append(set(os.listdir(shm.SHM_DIR)) - before)
+        seen_while_up.append(_our_shm_files() - before)
         return ring.allreduce(np.ones(3, np.float32))
 
     results = run_ranks(2, body, transport="shm")
     _raise_first(results)
     assert seen_while_up == [set(), set()]  # the files went once every rank had mapped them
-    assert set(os.listdir(shm.SHM_DIR)) == before
+    assert _our_shm_files() == before
 
 
+@needs_shm
 def test_ranks_that_cannot_all_map_each_other_agree_on_tcp(monkeypatch):
     """As when the ranks run on different hosts: here rank 0's segment cannot be opened by the others."""
     monkeypatch.setenv("FLEETGRAPH_RING_TRANSPORT", "auto")
     opened = shm._Segment.open
     monkeypatch.setattr(shm._Segment, "open", classmethod(lambda cls, p, n, r: None if r == 0 else opened(p, n, r)))
-    before = set(os.listdir(shm.SHM_DIR))
+    before = _our_shm_files()
     results = run_ranks(3, lambda ring: ring.allreduce(np.arange(5, dtype=np.float64)), transport="tcp")
     _raise_first(results)
     for got in results:
         np.testing.assert_array_equal(got, 3 * np.arange(5.0))
-    assert set(os.listdir(shm.SHM_DIR)) == before
+    assert _our_shm_files() == before
+
+
+@needs_shm
+def test_a_full_dev_shm_is_a_warning_and_the_ring_runs_over_tcp(monkeypatch, caplog):
+    monkeypatch.setenv("FLEETGRAPH_RING_TRANSPORT", "auto")
+
+    def no_space(fd, offset, length):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(shm.os, "posix_fallocate", no_space)
+    before = _our_shm_files()
+    with caplog.at_level("WARNING", logger="fleetgraph.comm"):
+        results = run_ranks(2, lambda ring: ring.allreduce(np.ones(4, np.int64)), transport="tcp")
+    _raise_first(results)
+    np.testing.assert_array_equal(results[1], [2, 2, 2, 2])
+    assert "ring 0, rank 1: cannot reserve 4 MiB in /dev/shm: [Errno 28] No space left on device; the ring " in (
+        caplog.text
+    )
+    assert _our_shm_files() == before
+
+
+@needs_shm
+def test_one_rank_asking_for_tcp_makes_the_whole_ring_tcp(monkeypatch):
+    monkeypatch.setattr(
+        ring_module, "ring_transport", lambda: "tcp" if threading.current_thread().name == "rank 1" else "auto"
+    )
+    results = run_ranks(3, lambda ring: (ring.transport, ring.allreduce(np.ones(2, np.float32))))
+    _raise_first(results)
+    assert [transport for transport, _ in results] == ["tcp"] * 3
+    np.testing.assert_array_equal(results[0][1], [3, 3])
+
+
+def test_after_a_failed_operation_the_ring_says_it_is_unusable(monkeypatch, transport):
+    monkeypatch.setenv("FLEETGRAPH_RPC_TIMEOUT", "0.5")
+
+    def body(ring):
+        if ring.rank == 1:
+            return None  # misses the all-reduce
+        with pytest.raises(CommTimeout):
+            ring.allreduce(np.ones(3, np.float32), name="a")
+        with pytest.raises(RingError) as info:
+            ring.barrier()
+        return str(info.value)
+
+    results = run_ranks(2, body, transport=transport)
+    _raise_first(results)
+    unusable = "barrier on ring 0, rank 0: the ring is unusable after an earlier error: CommTimeout: "
+    assert results[0].startswith(unusable)
+    assert "c_allreduce_sum 'a'" in results[0] and "hint: make the ring again" in results[0]
+
+
+@needs_shm
+def test_closing_the_ring_wakes_a_thread_waiting_in_it(monkeypatch):
+    monkeypatch.setenv("FLEETGRAPH_RING_TRANSPORT", "auto")
+    monkeypatch.setenv("FLEETGRAPH_RPC_TIMEOUT", "10")
+
+    def body(ring):
+        if ring.rank == 1:
+            time.sleep(1.5)  # never joins the barrier below
+            return None
+        failure = []
+
+        def wait_at_barrier():
+            try:
+                ring.barrier()
+            except RingError as e:
+                failure.append((str(e), time.monotonic()))
+
+        waiter = threading.Thread(target=wait_at_barrier)
+        waiter.start()
+        time.sleep(0.3)
+        closed_at = time.monotonic()
+        ring.close()
+        waiter.join(timeout=5)
+        return failure, closed_at
+
+    results = run_ranks(2, body, transport="shm")
+    _raise_first(results)
+    (message, failed_at), closed_at = results[0][0][0], results[0][1]
+    assert "barrier on ring 0, rank 0: the ring was closed while this rank waited for the others" in message
+    assert failed_at - closed_at < 1
 
 
 def test_a_rank_missing_from_a_shared_memory_operation_times_out_naming_it(monkeypatch):

@@ -29,6 +29,7 @@ adding overlap):
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import errno
 import sys
@@ -78,7 +79,7 @@ class Ring:
         self.prev = self.endpoints[(rank - 1) % nranks]
         self.next = self.endpoints[(rank + 1) % nranks]
         self._seq = 0
-        self._inbox = self._outbox = self._shared = None
+        self._inbox = self._outbox = self._shared = self._broken = None
         if nranks == 1:
             return
         import zmq
@@ -90,13 +91,13 @@ class Ring:
             self._outbox = self._socket(context, zmq.PUSH)
             self._outbox.connect(f"tcp://{self.next}")
             self._handshake()
-            if ring_transport() == "auto":
-                from . import shm
+            from . import shm
 
-                self._shared = shm.attach(self)
-                # Number the operations users run from 1 whatever the set-up ran: each socket delivers
-                # in order, so no message of the set-up can be taken for one of theirs.
-                self._seq = 0
+            # Every rank takes part, whatever it wants: one rank set to 'tcp' makes the ring TCP.
+            self._shared = shm.attach(self, wanted=ring_transport() == "auto")
+            # Number the operations users run from 1 whatever the set-up ran: each socket delivers
+            # in order, so no message of the set-up can be taken for one of theirs.
+            self._seq = 0
             if self._shared is None:
                 _keep_heap_memory()
         except BaseException:
@@ -172,10 +173,11 @@ class Ring:
         """The sum of `array` over all ranks: written into `array` when it is a writable C-contiguous
         NumPy array (and `array` returned), else into a new array."""
         result, flat = _target(array, "c_allreduce_sum", name)
-        if self._shared is not None:
-            self._shared.allreduce(flat, self._next_seq(), "allreduce", self._where("c_allreduce_sum", name))
-        elif self.nranks > 1:
-            self._allreduce(flat, "allreduce", "c_allreduce_sum", name)
+        with self._operation("c_allreduce_sum", name) as where:
+            if self._shared is not None:
+                self._shared.allreduce(flat, self._next_seq(), "allreduce", where)
+            elif self.nranks > 1:
+                self._allreduce(flat, "allreduce", "c_allreduce_sum", name)
         return result
 
     def broadcast(self, array, root: int = 0, name: str = "") -> np.ndarray:
@@ -184,18 +186,38 @@ class Ring:
         if isinstance(root, bool) or not isinstance(root, int) or not 0 <= root < self.nranks:
             raise FleetgraphError(f"c_broadcast {name!r}: root; expected an int in [0, {self.nranks}), got {root!r}")
         result, flat = _target(array, "c_broadcast", name, writable=self.rank != root)
-        if self._shared is not None:
-            self._shared.broadcast(flat, root, self._next_seq(), self._where("c_broadcast", name))
-        elif self.nranks > 1:
-            self._broadcast(flat, root, name)
+        with self._operation("c_broadcast", name) as where:
+            if self._shared is not None:
+                self._shared.broadcast(flat, root, self._next_seq(), where)
+            elif self.nranks > 1:
+                self._broadcast(flat, root, name)
         return result
 
     def barrier(self) -> None:
         """Return once every rank of the ring has called barrier()."""
-        if self._shared is not None:
-            self._shared.barrier(self._next_seq(), self._where("barrier", ""))
-        elif self.nranks > 1:
-            self._allreduce(np.zeros(1, np.int8), "barrier", "barrier", "")
+        with self._operation("barrier", "") as where:
+            if self._shared is not None:
+                self._shared.barrier(self._next_seq(), where)
+            elif self.nranks > 1:
+                self._allreduce(np.zeros(1, np.int8), "barrier", "barrier", "")
+
+    @contextlib.contextmanager
+    def _operation(self, what: str, name: str):
+        """Run one collective operation, the text naming it at hand. An operation that failed
+        leaves the ranks out of step (and arrays half summed), so every later one fails at once,
+        saying why, rather than with errors about mismatched messages."""
+        where = self._where(what, name)
+        if self._broken is not None:
+            raise RingError(
+                f"{where}: the ring is unusable after an earlier error: {self._broken}; hint: make the ring again "
+                "(run the startup program) on every rank"
+            )
+        try:
+            yield where
+        except BaseException as e:
+            first_line = (str(e).splitlines() or [""])[0]
+            self._broken = f"{type(e).__name__}: {first_line}" if first_line else type(e).__name__
+            raise
 
     def close(self) -> None:
         if self._shared is not None:

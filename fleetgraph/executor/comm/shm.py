@@ -20,20 +20,22 @@ most SEGMENT_BYTES of the flattened array, split into n chunks as `np.array_spli
 Why this is safe whatever the sizes of consecutive pieces and operations: an input half is read
 only between A and B (step 3; a broadcast likewise between its two gates) and written only
 before A, after the B that ended every read of the previous piece; an output half is written
-only between A and B, after the others passed A and so finished step 5 of the previous piece.
+only between A and B, after every other rank reached A and so finished step 5 of the previous
+piece.
 Every rank computes its chunk's sum in the same order, so all ranks end with bit-identical results.
 
 `attach` decides, with every rank, whether the ring can use shared memory: rank 0 draws a nonce,
 every rank creates its segment under a name made of it, then opens its peers' and checks their
-headers; only when every rank succeeded at both do they switch. The segment files are unlinked as
-soon as every rank has mapped them, so nothing is left in /dev/shm once the ring is up, however
-the processes end.
+headers; only when every rank succeeded at both do they switch. Every rank unlinks every rank's
+segment file once all have mapped them (or the set-up failed), so nothing is left in /dev/shm
+however the processes end, unless every one of them dies during the set-up itself.
 """
 
 from __future__ import annotations
 
 import ctypes
 import errno
+import logging
 import mmap
 import os
 import struct
@@ -45,17 +47,22 @@ import numpy as np
 from .config import CommTimeout, rpc_timeout
 from .ring import RingError, _split
 
+log = logging.getLogger("fleetgraph.comm")
+
 # Bytes of one piece: each rank's segment holds one in each half. Measured with 2 ranks on 2 cores
-# (medians of 15 all-reduces of 64 MB / 16 MB): 1 MiB pieces 12.9 / 2.9 ms, 2 MiB 11.2 / 2.6,
-# 4 MiB 9.7-11.4 / 2.5, 8 MiB 24.2 / 4.4, 16 MiB 21.4 / 5.6: a piece must stay in the cache
-# between its copy and its sum, and smaller ones wait at more gates.
-SEGMENT_BYTES = 4 << 20
+# (medians of 15-20 all-reduces of 64 MB / 16 or 24 MB): 1 MiB pieces 12.9 / 2.9 ms, 2 MiB
+# 9.2-11.8 / 2.6-5.0, 4 MiB 9.3-12.0 / 2.5-4.2, 8 MiB 24.2 / 4.4, 16 MiB 21.4 / 5.6: a piece must
+# stay in the cache between its copy and its sum, and smaller ones wait at more gates. Of 2 and
+# 4 MiB, alike within the noise, 2 MiB: 8 ranks then fit in the 64 MiB /dev/shm of a default
+# Docker container.
+SEGMENT_BYTES = 2 << 20
 SHM_DIR = "/dev/shm"
 # A segment: a header page, then the input and the output half.
 _HEADER = struct.Struct("<16s8sqq")  # magic, nonce, rank, SEGMENT_BYTES
 _MAGIC = b"fleetgraph-shm-2"
 _SEM_OFFSET, _SEM_BYTES = 64, 64  # the rank's semaphore (sem_t is 32 bytes with glibc and musl)
-_RECORD = struct.Struct("<qq48s")  # where the rank is: gate count, operation, what it runs
+_WHAT_BYTES = 48
+_RECORD = struct.Struct(f"<qq{_WHAT_BYTES}s")  # where the rank is: gate count, operation, what it runs
 _RECORDS_OFFSET = _SEM_OFFSET + _SEM_BYTES  # two records, for even and odd gate counts
 _DATA_OFFSET = mmap.PAGESIZE
 # Longest single sleep in sem_timedwait, whose deadline is on the wall clock: the timeout itself is
@@ -63,36 +70,51 @@ _DATA_OFFSET = mmap.PAGESIZE
 _WAIT_SLICE_S = 0.5
 
 
-def attach(ring) -> SharedMemory | None:
-    """A SharedMemory for `ring` when all its ranks share this host, else None. Every rank of the
-    ring must call it at the same point: it runs a broadcast and two all-reduces over the ring."""
-    usable = sys.platform.startswith("linux") and os.path.isdir(SHM_DIR) and _semaphores() is not None
+def available() -> bool:
+    """Whether this process can use shared memory at all: Linux's /dev/shm and libc semaphores."""
+    return sys.platform.startswith("linux") and os.path.isdir(SHM_DIR) and _semaphores() is not None
+
+
+def attach(ring, wanted: bool = True) -> SharedMemory | None:
+    """A SharedMemory for `ring` when all its ranks share this host and want it, else None. Every
+    rank of the ring must call it at the same point: it runs a broadcast and two all-reduces over
+    the ring, so all ranks come to the same answer, even when only some of them want shared memory
+    (FLEETGRAPH_RING_TRANSPORT=tcp) or can create their segment."""
     nonce = np.frombuffer(os.urandom(8), np.uint8).copy() if ring.rank == 0 else np.zeros(8, np.uint8)
-    nonce = bytes(ring.broadcast(nonce, root=0, name="shared memory nonce"))
+    nonce = bytes(ring.broadcast(nonce, root=0, name="shared memory set-up"))
     prefix = f"fleetgraph-{nonce.hex()}-{ring.ring_id}"
-    own = _Segment.create(prefix, nonce, ring.rank) if usable else None
+    own = _Segment.create(prefix, nonce, ring.rank, ring) if wanted and available() else None
     segments = [own]
     try:
         if _all(ring, own is not None):
             segments = [own if r == ring.rank else _Segment.open(prefix, nonce, r) for r in range(ring.nranks)]
         everyone_attached = _all(ring, len(segments) == ring.nranks and all(segments))
-    finally:
+    finally:  # every rank has mapped the files, or the set-up failed: unlink them all
         if own is not None:
-            own.unlink()
-    if everyone_attached:
-        return SharedMemory(ring, segments)
-    for segment in segments:
-        if segment is not None:
-            segment.close()
-    return None
+            for r in range(ring.nranks):
+                _unlink(_path(prefix, r))
+    return SharedMemory(ring, segments) if everyone_attached else None
+
+
+def _path(prefix: str, rank: int) -> str:
+    return os.path.join(SHM_DIR, f"{prefix}-{rank}")
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
 
 
 def _file_bytes() -> int:
+    """A segment file's size (a function, not a constant, so that tests can set SEGMENT_BYTES)."""
     return _DATA_OFFSET + 2 * SEGMENT_BYTES
 
 
 def _all(ring, flag: bool) -> bool:
-    return int(ring.allreduce(np.array([int(flag)], np.int32))[0]) == ring.nranks
+    agreed = ring.allreduce(np.array([int(flag)], np.int32), name="shared memory set-up")
+    return int(agreed[0]) == ring.nranks
 
 
 class _Timespec(ctypes.Structure):
@@ -130,39 +152,45 @@ def _semaphores() -> _Semaphores | None:
 
 class _Segment:
     """One rank's mapped segment: a header page (identity, semaphore, records), then an input and
-    an output half of SEGMENT_BYTES."""
+    an output half of SEGMENT_BYTES.
 
-    def __init__(self, path: str, mapping: mmap.mmap, owner: bool) -> None:
-        self.path, self.mapping, self.owner = path, mapping, owner
+    The mapping is never closed explicitly: it goes when the last reference to the segment does.
+    The semaphore's address is handed to libc, so a thread still waiting on it (the ring closed
+    under it) must keep the memory mapped; `_semaphore`, a ctypes view of the mapping held as
+    long as the segment lives, guarantees that."""
+
+    def __init__(self, mapping: mmap.mmap) -> None:
+        self.mapping = mapping
         self._semaphore = ctypes.c_char.from_buffer(mapping, _SEM_OFFSET)
         self.semaphore = ctypes.addressof(self._semaphore)
 
     @classmethod
-    def create(cls, prefix: str, nonce: bytes, rank: int) -> _Segment | None:
-        path = os.path.join(SHM_DIR, f"{prefix}-{rank}")
+    def create(cls, prefix: str, nonce: bytes, rank: int, ring) -> _Segment | None:
+        """This rank's segment, or None (saying why in a warning) where it cannot be made."""
+        path = _path(prefix, rank)
         try:
             fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
-        except OSError:
-            return None
+        except OSError as e:
+            return _cannot(ring, f"cannot create {path}: {e}")
         try:
             os.posix_fallocate(fd, 0, _file_bytes())  # no SIGBUS later on a full /dev/shm
             mapping = mmap.mmap(fd, _file_bytes())
-        except OSError:
-            os.unlink(path)
-            return None
+        except OSError as e:
+            _unlink(path)
+            return _cannot(ring, f"cannot reserve {_file_bytes() >> 20} MiB in {SHM_DIR}: {e}")
         finally:
             os.close(fd)
-        segment = cls(path, mapping, owner=True)
+        segment = cls(mapping)
         if _semaphores().init(segment.semaphore, 1, 0) != 0:  # shared between processes, count 0
-            segment.close()
-            return None
+            _unlink(path)
+            return _cannot(ring, f"sem_init: {os.strerror(ctypes.get_errno())}")
         mapping[: _HEADER.size] = _HEADER.pack(_MAGIC, nonce, rank, SEGMENT_BYTES)
         return segment
 
     @classmethod
     def open(cls, prefix: str, nonce: bytes, rank: int) -> _Segment | None:
         """Rank `rank`'s segment, or None where it is not on this host (or not what it should be)."""
-        path = os.path.join(SHM_DIR, f"{prefix}-{rank}")
+        path = _path(prefix, rank)
         try:
             fd = os.open(path, os.O_RDWR)
         except OSError:
@@ -178,7 +206,7 @@ class _Segment:
         if _HEADER.unpack_from(mapping) != (_MAGIC, nonce, rank, SEGMENT_BYTES):
             mapping.close()
             return None
-        return cls(path, mapping, owner=False)
+        return cls(mapping)
 
     def halves(self, dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
         """The input and the output half as flat arrays of `dtype`."""
@@ -193,20 +221,10 @@ class _Segment:
     def write_record(self, gate: int, seq: int, what: str) -> None:
         _RECORD.pack_into(self.mapping, _RECORDS_OFFSET + (gate % 2) * _RECORD.size, gate, seq, what.encode())
 
-    def unlink(self) -> None:
-        try:
-            os.unlink(self.path)
-        except FileNotFoundError:
-            pass
 
-    def close(self) -> None:
-        if self.owner:
-            self.unlink()
-        del self._semaphore
-        try:
-            self.mapping.close()
-        except BufferError:  # an array view is still alive somewhere; the mapping goes with it
-            pass
+def _cannot(ring, why: str) -> None:
+    log.warning("ring %d, rank %d: %s; the ring moves its bytes over TCP", ring.ring_id, ring.rank, why)
+    return None
 
 
 class _Gate:
@@ -215,21 +233,26 @@ class _Gate:
 
     Counting posts is enough, though a peer may already post for gate g+1 while another has not
     yet posted for g: the first rank to pass gate g has taken (n-1)g posts in all while no one had
-    posted for g+1, so it took every peer's post for g itself; every later one took a post made
-    after that. So a rank past gate g knows every rank reached g (and saw what each stored before),
-    and no rank can be past g+1 yet: each peer's record for g (records alternate between two
-    slots) is there to check."""
+    posted for g+1, so it took every peer's post for g itself. A later rank may take a g+1 post in
+    place of a slow peer's post for g, but posts cannot be told apart and a wait synchronizes with
+    every post made before it: the g+1 post was made after its maker passed g, itself after the
+    slow peer's post to it. So a rank past gate g knows every rank reached g and sees what each
+    stored before, and no rank can be past g+1 yet: each peer's record for g (records alternate
+    between two slots) is there to check.
+
+    `close` (the ring closed while another thread waits here) wakes the waiter, which then fails."""
 
     def __init__(self, ring, segments: list[_Segment]) -> None:
         self.ring, self.segments = ring, segments
         self.peers = [r for r in range(ring.nranks) if r != ring.rank]
         self.count = 0
+        self.closed = False
         self._sem = _semaphores()
         self._own = segments[ring.rank]
 
     def arrive(self, seq: int, what: str, where: str) -> None:
         """Reach the next gate in operation `seq` doing `what`, and return once every rank has."""
-        what = what.encode()[: _RECORD.size - 16].decode("utf-8", "ignore")
+        what = what.encode()[:_WHAT_BYTES].decode("utf-8", "ignore")
         self.count += 1
         self._own.write_record(self.count, seq, what)
         for r in self.peers:
@@ -239,6 +262,8 @@ class _Gate:
         deadline = time.monotonic() + timeout
         for _ in self.peers:
             self._take(deadline, timeout, seq, what, where)
+        if self.closed:
+            raise RingError(f"{where}: the ring was closed while this rank waited for the others")
         for r in self.peers:
             if self.segments[r].record(self.count) != (self.count, seq, what):
                 _, their_seq, theirs = self.segments[r].record(self.count)
@@ -256,15 +281,23 @@ class _Gate:
             left = deadline - time.monotonic()
             if left <= 0:
                 late = [r for r in self.peers if self.segments[r].record(self.count)[0] != self.count]
+                who = f"rank(s) {late} ({', '.join(self.ring.endpoints[r] for r in late)})" if late else "a rank"
+                told = "" if late else " (every rank recorded reaching it, but a signal never came: one died?)"
                 raise CommTimeout(
-                    f"{where}: rank(s) {late} ({', '.join(self.ring.endpoints[r] for r in late)}) did not reach "
-                    f"{what!r} of operation {seq} after {timeout} s (FLEETGRAPH_RPC_TIMEOUT)"
+                    f"{where}: {who} did not reach {what!r} of operation {seq}{told} after {timeout} s "
+                    "(FLEETGRAPH_RPC_TIMEOUT)"
                 )
             wake = time.time() + min(left, _WAIT_SLICE_S)
             if sem.timedwait(own, _Timespec(int(wake), int(wake % 1 * 1e9))) == 0:
                 return
             if ctypes.get_errno() not in (errno.ETIMEDOUT, errno.EINTR):
                 raise OSError(ctypes.get_errno(), f"{where}: sem_timedwait: {os.strerror(ctypes.get_errno())}")
+
+    def close(self) -> None:
+        """Fail an operation another thread may be waiting in, at once rather than at its timeout."""
+        self.closed = True
+        for _ in self.peers:
+            self._sem.post(self._own.semaphore)
 
 
 class SharedMemory:
@@ -275,7 +308,7 @@ class SharedMemory:
         self.gate = _Gate(ring, segments)
         self._halves: dict[str, tuple[list[np.ndarray], list[np.ndarray]]] = {}
 
-    def halves(self, dtype: np.dtype) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    def every_rank_halves(self, dtype: np.dtype) -> tuple[list[np.ndarray], list[np.ndarray]]:
         """Every rank's input half, and every rank's output half, as flat arrays of `dtype`."""
         if dtype.name not in self._halves:
             pairs = [segment.halves(dtype) for segment in self.segments]
@@ -284,7 +317,7 @@ class SharedMemory:
 
     def allreduce(self, flat: np.ndarray, seq: int, op: str, where: str) -> None:
         n, r = self.ring.nranks, self.ring.rank
-        inputs, outputs = self.halves(flat.dtype)
+        inputs, outputs = self.every_rank_halves(flat.dtype)
         step = SEGMENT_BYTES // flat.itemsize
         tag = f"{op}:{flat.size}x{flat.dtype.name}"
         for start in range(0, flat.size, step):
@@ -309,7 +342,7 @@ class SharedMemory:
     def broadcast(self, flat: np.ndarray, root: int, seq: int, where: str) -> None:
         """The root copies each piece into its segment; once it has, the others copy it out, and
         once they have, the root goes on to the next piece."""
-        source, step = self.halves(flat.dtype)[0][root], SEGMENT_BYTES // flat.itemsize
+        source, step = self.every_rank_halves(flat.dtype)[0][root], SEGMENT_BYTES // flat.itemsize
         tag = f"broadcast:{root}:{flat.size}x{flat.dtype.name}"
         for start in range(0, flat.size, step):
             piece = flat[start : start + step]
@@ -324,6 +357,7 @@ class SharedMemory:
         self.gate.arrive(seq, "barrier", where)
 
     def close(self) -> None:
+        """Let go of the segments: they are unmapped once no thread uses them any more."""
+        self.gate.close()
         self._halves.clear()
-        for segment in self.segments:
-            segment.close()
+        self.segments = []
