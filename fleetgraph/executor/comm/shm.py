@@ -90,9 +90,8 @@ def attach(ring, wanted: bool = True) -> SharedMemory | None:
             segments = [own if r == ring.rank else _Segment.open(prefix, nonce, r) for r in range(ring.nranks)]
         everyone_attached = _all(ring, len(segments) == ring.nranks and all(segments))
     finally:  # every rank has mapped the files, or the set-up failed: unlink them all
-        if own is not None:
-            for r in range(ring.nranks):
-                _unlink(_path(prefix, r))
+        for r in range(ring.nranks):
+            _unlink(_path(prefix, r))
     return SharedMemory(ring, segments) if everyone_attached else None
 
 
