@@ -484,12 +484,12 @@ def test_single_rank_collective_trains_like_one_process():
     np.testing.assert_array_equal(results[0], results[1])
 
 
-def test_barrier_worker_needs_collective_mode_with_several_workers():
-    fleet.init(worker())
-    with pytest.raises(FleetgraphError, match="barrier_worker: needs collective mode with 2 workers"):
-        fleet.barrier_worker()
+def test_barrier_worker_waits_for_nobody_alone_and_is_a_worker_call():
     fleet.init(worker(workers=1))
     fleet.barrier_worker()
+    fleet.init(server())
+    with pytest.raises(FleetgraphError, match="fleet.barrier_worker: this process is a server; expected a worker"):
+        fleet.barrier_worker()
 
 
 def test_stop_worker_tells_the_servers(monkeypatch):

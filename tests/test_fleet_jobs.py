@@ -83,6 +83,18 @@ def test_fleet_async_and_geo_jobs_lower_the_loss(tmp_path, mode):
     assert last <= first / 10 and last <= 1.5 * oracle[-5:].mean() + 0.1, (first, last, oracle[-5:].mean())
 
 
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_parameter_server_workers_meet_at_barrier_worker(tmp_path, mode):
+    run_ps_job("fleet_ps.py", tmp_path, ["--mode", mode, "--steps", "3", "--barrier_late", "0.5"], workers=3)
+    times = []
+    for w in range(3):
+        with open(tmp_path / f"barrier{w}.json") as f:
+            times.append(json.load(f))
+    last_to_arrive = max(t["reached"] for t in times)
+    assert last_to_arrive - min(t["reached"] for t in times) >= 0.4  # the late worker was late
+    assert all(t["left"] >= last_to_arrive for t in times)
+
+
 def test_init_server_restores_a_saved_job(tmp_path):
     first, second = tmp_path / "first", tmp_path / "second"
     first.mkdir(), second.mkdir()

@@ -255,3 +255,32 @@ def test_garbage_and_truncated_messages_are_refused_and_the_server_keeps_serving
     assert "not a parameter this pserver holds" in replies[6].text
     assert_all_exit_zero(results)
     assert "dropped a malformed message" in results["pserver"][1]
+
+
+def test_a_worker_that_stopped_no_longer_counts_at_barrier_worker():
+    import zmq
+
+    from fleetgraph.executor.comm.wire import Kind, decode, encode
+
+    ep = endpoints(1)[0]
+    context = zmq.Context()
+    trainers = [context.socket(zmq.DEALER) for _ in range(2)]
+    try:
+        with ProcessGroup(timeout=60) as group:
+            group.start("pserver", [PS_TRAIN, "pserver", ep, "--pservers", ep, "--trainers", "2"], env=FAST_TIMEOUT)
+            for sock in trainers:
+                sock.setsockopt(zmq.LINGER, 0)
+                sock.connect(f"tcp://{ep}")
+            trainers[0].send_multipart(encode(Kind.WORKER_BARRIER, sender=0, seq=1))
+            assert not trainers[0].poll(500), "the barrier let trainer 0 through alone"
+            trainers[1].send_multipart(encode(Kind.COMPLETE, sender=1, seq=1))
+            assert trainers[1].poll(20000) and decode(trainers[1].recv_multipart()).kind == Kind.ACK
+            assert trainers[0].poll(20000), "trainer 1 is done, yet trainer 0 still waits"
+            assert decode(trainers[0].recv_multipart()).kind == Kind.ACK
+            trainers[0].send_multipart(encode(Kind.COMPLETE, sender=0, seq=2))
+            results = group.wait()
+    finally:
+        for sock in trainers:
+            sock.close()
+        context.term()
+    assert_all_exit_zero(results)

@@ -2,17 +2,21 @@
 comes from the environment (TRAINING_ROLE, PADDLE_PSERVERS_IP_PORT_LIST, ...).
 
     fleet_ps.py --out DIR [--model fit_a_line|mlp] [--mode sync|async|geo] [--k_steps K]
-                [--steps N] [--batch B] [--init_from DIR]
+                [--steps N] [--batch B] [--init_from DIR] [--barrier_late S]
 
 Worker w trains on rows [w*B, (w+1)*B) of each global batch (see global_batches) by running
 `default_main_program()`, writes DIR/worker<w>.npz (losses and parameters); the first worker also
 saves persistables to DIR/persistables and an inference model to DIR/inference. Servers start from
-the persistables in --init_from when it is given.
+the persistables in --init_from when it is given. With --barrier_late, every worker then meets the
+others at fleet.barrier_worker(), the last worker S seconds late, and writes DIR/barrier<w>.json
+with the times it reached and left it.
 """
 
 import argparse
+import json
 import os
 import sys
+import time
 
 import numpy as np
 
@@ -56,6 +60,7 @@ def main() -> None:
     p.add_argument("--steps", type=int, default=20)
     p.add_argument("--batch", type=int, default=8)
     p.add_argument("--init_from", default=None)
+    p.add_argument("--barrier_late", type=float, default=None)
     args = p.parse_args()
 
     paddle.enable_static()
@@ -87,6 +92,13 @@ def main() -> None:
     scope = paddle.static.global_scope()
     params = {v.name: np.array(scope.vars[v.name]) for v in paddle.static.default_main_program().all_parameters()}
     np.savez(os.path.join(args.out, f"worker{index}.npz"), losses=np.array(losses), **params)
+    if args.barrier_late is not None:
+        if index == fleet.worker_num() - 1:
+            time.sleep(args.barrier_late)
+        reached = time.time()
+        fleet.barrier_worker()
+        with open(os.path.join(args.out, f"barrier{index}.json"), "w") as f:
+            json.dump({"reached": reached, "left": time.time()}, f)
     if fleet.is_first_worker():
         fleet.save_persistables(exe, os.path.join(args.out, "persistables"))
         fleet.save_inference_model(exe, os.path.join(args.out, "inference"), [FEEDS[args.model][0]], [pred])

@@ -200,6 +200,11 @@ class PSClient:
     def fetch_barrier(self, endpoints: list[str], trainer_id: int) -> None:
         self._barrier("fetch_barrier", Kind.FETCH_BARRIER, endpoints, trainer_id)
 
+    def worker_barrier(self, endpoint: str, trainer_id: int) -> None:
+        """Return once every trainer still training waits here too (`fleet.barrier_worker`); the
+        pserver at `endpoint`, the same for every trainer, counts them."""
+        self._barrier("barrier_worker", Kind.WORKER_BARRIER, [endpoint], trainer_id)
+
     def _barrier(self, what: str, kind: Kind, endpoints: list[str], trainer_id: int) -> None:
         self._note(endpoints, trainer_id)
         self.connections.request(what, [(ep, kind, "", None) for ep in endpoints], trainer_id)

@@ -6,7 +6,8 @@ optimize block runs once and the barrier is answered; fetch barriers keep the tr
 A trainer that said it is done no longer counts at the barriers: its gradient copy is replaced by
 the mean of the live trainers' copies, so the block's sum and 1/trainers scale average over the
 trainers still training. Async, half-async and GEO: a received variable's optimize block runs on
-arrival. Every message is checked against the program before it is used; a bad one is answered
+arrival. In every mode the first pserver also answers `fleet.barrier_worker`: once every live trainer
+waits at it. Every message is checked against the program before it is used; a bad one is answered
 with an error and logged, and the server goes on serving.
 """
 
@@ -48,7 +49,7 @@ class PServer:
         self.env = ctx.env
         self.live = set(range(self.fanin))
         self.last_message = time.monotonic()
-        self.waiting: dict[Kind, dict[int, tuple[bytes, int]]] = {Kind.SEND_BARRIER: {}, Kind.FETCH_BARRIER: {}}
+        self.waiting: dict[Kind, dict[int, tuple[bytes, int]]] = {kind: {} for kind in _BARRIERS}
         self.timeout = rpc_timeout()
         self.steps = 0
 
@@ -91,6 +92,7 @@ class PServer:
             Kind.GET: self._on_get,
             Kind.SEND_BARRIER: self._on_barrier,
             Kind.FETCH_BARRIER: self._on_barrier,
+            Kind.WORKER_BARRIER: self._on_barrier,
             Kind.COMPLETE: self._on_complete,
         }.get(msg.kind)
         if handler is None:
@@ -122,7 +124,7 @@ class PServer:
         self._reply(identity, encode(Kind.VAR, msg.name, self.env[msg.name], seq=msg.seq))
 
     def _on_barrier(self, identity: bytes, msg: Message) -> None:
-        if self.mode != SYNC:  # nothing to wait for
+        if self.mode != SYNC and msg.kind != Kind.WORKER_BARRIER:  # nothing to wait for
             self._reply(identity, encode(Kind.ACK, seq=msg.seq))
             return
         self.waiting[msg.kind][msg.sender] = (identity, msg.seq)
@@ -138,7 +140,7 @@ class PServer:
 
     def _release_barriers(self) -> None:
         """Answer a barrier once every live trainer waits at it; the send barrier first optimizes."""
-        for kind in (Kind.SEND_BARRIER, Kind.FETCH_BARRIER):
+        for kind in _BARRIERS:
             waiting = self.waiting[kind]
             if not waiting or set(waiting) != self.live:
                 continue
@@ -179,10 +181,10 @@ class PServer:
         if waited <= self.timeout:
             return
         detail = ""
-        for kind, name in ((Kind.SEND_BARRIER, "send"), (Kind.FETCH_BARRIER, "fetch")):
+        for kind, name in _BARRIERS.items():
             if self.waiting[kind]:
                 missing = sorted(self.live - set(self.waiting[kind]))
-                detail = f"; trainers {sorted(self.waiting[kind])} wait at the {name} barrier for trainer(s) {missing}"
+                detail = f"; trainers {sorted(self.waiting[kind])} wait at the {name} for trainer(s) {missing}"
         raise CommTimeout(
             f"listen_and_serv {self.endpoint}: no message from trainers {sorted(self.live)} for "
             f"{waited:.1f} s{detail} (FLEETGRAPH_RPC_TIMEOUT={self.timeout:g})"
@@ -193,6 +195,13 @@ class PServer:
         for name, var in self.vars.items():
             if var.persistable and self.env.get(name) is not None:
                 self.ctx.scope.vars[name] = self.env[name]
+
+
+_BARRIERS = {
+    Kind.SEND_BARRIER: "send barrier",
+    Kind.FETCH_BARRIER: "fetch barrier",
+    Kind.WORKER_BARRIER: "worker barrier (fleet.barrier_worker)",
+}
 
 
 class _Refused(FleetgraphError):

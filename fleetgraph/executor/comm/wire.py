@@ -33,6 +33,7 @@ class Kind(enum.IntEnum):
     FETCH_BARRIER = 7
     COMPLETE = 8  # this trainer is done
     RING = 9  # a chunk of a collective operation
+    WORKER_BARRIER = 10  # fleet.barrier_worker in parameter-server mode, answered by the first pserver
 
 
 DTYPES = ["", "float32", "float64", "float16", "int32", "int64", "uint8", "int8", "int16", "bool"]

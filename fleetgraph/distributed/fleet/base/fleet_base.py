@@ -185,20 +185,19 @@ class Fleet:
         stop_worker()
 
     def barrier_worker(self) -> None:
-        """Wait until every worker reaches this call. A single worker has nobody to wait for; several
-        collective ranks use ring 0's barrier. Parameter-server mode has no worker-to-worker channel,
-        so there several workers are an error."""
+        """Wait until every worker reaches this call. A single worker has nobody to wait for;
+        collective ranks use ring 0's barrier; parameter-server workers meet at the first server,
+        where a worker that called stop_worker no longer counts."""
+        self._check_worker("barrier_worker")
         role = self._role()
         if role.worker_num() == 1:
             return
-        if not self._is_collective:
-            raise FleetgraphError(
-                f"fleet.barrier_worker: needs collective mode with {role.worker_num()} workers; parameter-server "
-                "workers only talk to the servers (use fleet.init(is_collective=True))"
-            )
         from ....executor.comm import process_comm
 
-        process_comm().ring(0).barrier()
+        if self._is_collective:
+            process_comm().ring(0).barrier()
+        else:
+            process_comm().ps_client().worker_barrier(role.get_pserver_endpoints()[0], role.worker_index())
 
     def _check_worker(self, what: str) -> None:
         if not self.is_worker():
