@@ -84,7 +84,7 @@ class Ring:
             return
         import zmq
 
-        self._zmq, self._context = zmq, context
+        self._zmq = zmq
         try:
             self._inbox = self._socket(context, zmq.PULL)
             self._bind(self._inbox, self.endpoints[rank])
