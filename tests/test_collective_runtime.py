@@ -24,6 +24,7 @@ from fleetgraph.executor.comm.ring import Ring, RingError
 from fleetgraph.ops.collective import coalesced_offsets
 
 COLLECTIVE_TRAIN = os.path.join(SCRIPTS, "collective_train.py")
+NO_SHM = "no /dev/shm with POSIX semaphores here"
 
 
 @pytest.fixture(autouse=True)
@@ -36,7 +37,7 @@ def transport(request, monkeypatch) -> str:
     """Each ring test runs once with the ranks moving bytes through shared memory (the default on
     one host) and once over TCP (as between hosts)."""
     if request.param == "shm" and not shm.available():
-        pytest.skip("no /dev/shm with POSIX semaphores here")
+        pytest.skip(NO_SHM)
     monkeypatch.setenv("FLEETGRAPH_RING_TRANSPORT", "auto" if request.param == "shm" else "tcp")
     return request.param
 
@@ -290,7 +291,7 @@ def _our_shm_files() -> set[str]:
     return {f for f in os.listdir(shm.SHM_DIR) if f.startswith("fleetgraph-")}
 
 
-needs_shm = pytest.mark.skipif(not shm.available(), reason="no /dev/shm with POSIX semaphores here")
+needs_shm = pytest.mark.skipif(not shm.available(), reason=NO_SHM)
 
 
 @needs_shm

@@ -84,7 +84,7 @@ def attach(ring, wanted: bool = True) -> SharedMemory | None:
     nonce = bytes(ring.broadcast(nonce, root=0, name="shared memory set-up"))
     prefix = f"fleetgraph-{nonce.hex()}-{ring.ring_id}"
     own = _Segment.create(prefix, nonce, ring.rank, ring) if wanted and available() else None
-    segments = [own]
+    segments: list[_Segment | None] = []
     try:
         if _all(ring, own is not None):
             segments = [own if r == ring.rank else _Segment.open(prefix, nonce, r) for r in range(ring.nranks)]
