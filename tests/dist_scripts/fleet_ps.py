@@ -8,8 +8,8 @@ Worker w trains on rows [w*B, (w+1)*B) of each global batch (see global_batches)
 `default_main_program()`, writes DIR/worker<w>.npz (losses and parameters); the first worker also
 saves persistables to DIR/persistables and an inference model to DIR/inference. Servers start from
 the persistables in --init_from when it is given. With --barrier_late, every worker then meets the
-others at fleet.barrier_worker(), the last worker S seconds late, and writes DIR/barrier<w>.json
-with the times it reached and left it.
+others at fleet.barrier_worker(), the last worker S seconds after all the others reached it (each
+marks that with DIR/reached<w>), and writes DIR/barrier<w>.json with the times it reached and left it.
 """
 
 import argparse
@@ -93,9 +93,14 @@ def main() -> None:
     params = {v.name: np.array(scope.vars[v.name]) for v in paddle.static.default_main_program().all_parameters()}
     np.savez(os.path.join(args.out, f"worker{index}.npz"), losses=np.array(losses), **params)
     if args.barrier_late is not None:
-        if index == fleet.worker_num() - 1:
+        if index == fleet.worker_num() - 1:  # late: after every other worker reached the barrier
+            others = [os.path.join(args.out, f"reached{w}") for w in range(index)]
+            deadline = time.monotonic() + 60
+            while not all(os.path.exists(f) for f in others) and time.monotonic() < deadline:
+                time.sleep(0.01)
             time.sleep(args.barrier_late)
         reached = time.time()
+        open(os.path.join(args.out, f"reached{index}"), "w").close()
         fleet.barrier_worker()
         with open(os.path.join(args.out, f"barrier{index}.json"), "w") as f:
             json.dump({"reached": reached, "left": time.time()}, f)
