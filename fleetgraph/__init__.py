@@ -77,7 +77,7 @@ def seed(value: int) -> None:
     _seed_generator(value)
 
 
-from . import fluid  # noqa: E402  (fluid re-exports the modules above)
+from . import common_ops_import, fluid  # noqa: E402  (fluid re-exports the modules above)
 
 __all__ = [
     "CPUPlace",
@@ -91,6 +91,7 @@ __all__ = [
     "add_n",
     "batch",
     "cast",
+    "common_ops_import",
     "concat",
     "dataset",
     "default_main_program",

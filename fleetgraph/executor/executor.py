@@ -8,9 +8,18 @@ from typing import Any
 
 import numpy as np
 
-from ..ir import DTypeError, FleetgraphError, KernelError, ShapeError, default_main_program, get_op_def
+from ..ir import (
+    DTypeError,
+    EOFException,
+    FleetgraphError,
+    KernelError,
+    ShapeError,
+    default_main_program,
+    get_op_def,
+)
 from ..ir.errors import close_matches, fmt_shape
 from ..ir.program import Block, Program, Variable
+from ..ops.lod_tensor import LoDTensor, check_lod, from_sequences
 from . import rng
 from .place import CPUPlace, Place
 from .scope import Scope, global_scope
@@ -34,7 +43,7 @@ class _Step:
         "needs_context",
     )
 
-    def __init__(self, index, op, xp) -> None:
+    def __init__(self, index, op, xp, lod_vars: frozenset[str]) -> None:
         opdef = get_op_def(op.type)
         if opdef.kernel is None:
             raise FleetgraphError(f"op {index} ({op.type}): has no kernel and cannot be executed")
@@ -42,6 +51,8 @@ class _Step:
         self.ins = [_slot_names(op.inputs, s) for s in opdef.inputs]
         self.outs = [_slot_names(op.outputs, s) for s in opdef.outputs]
         self.single_out = len(opdef.outputs) == 1
+        if lod_vars and not opdef.takes_lod:
+            self.kernel = _lod_adapter(self.kernel, self.ins, self.outs, lod_vars) or self.kernel
         self.flat_ins = all(isinstance(a, str) for a in self.ins)
         self.kwargs = {k: op.attrs[k] for k in opdef.attrs}
         if opdef.wants_outputs:
@@ -62,11 +73,61 @@ def _slot_names(slots: dict, slot) -> Any:
     return list(names) if slot.duplicable else names[0]
 
 
+def _as_list(names) -> list[str]:
+    return [] if names is None else [names] if isinstance(names, str) else names
+
+
+def _lod_adapter(kernel, ins: list, outs: list, lod_vars: frozenset[str]):
+    """For a kernel that works on plain arrays (most of them), in an op that reads or writes LoD
+    variables: LoD inputs are passed as their rows, and outputs declared with LoD get the LoD of
+    the first LoD input, as Paddle's ShareLoD does. None when the op touches no LoD variable, so
+    programs without sequences run their kernels directly."""
+    in_slots = [i for i, names in enumerate(ins) if any(n in lod_vars for n in _as_list(names))]
+    out_slots = [
+        (i, isinstance(names, list), [n in lod_vars for n in _as_list(names)])
+        for i, names in enumerate(outs)
+        if any(n in lod_vars for n in _as_list(names))
+    ]
+    if not in_slots and not out_slots:
+        return None
+    single = len(outs) == 1
+
+    def run(xp, *args, **kwargs):
+        args, source = list(args), None
+        for i in in_slots:
+            values = args[i] if isinstance(args[i], list) else [args[i]]
+            for v in values:
+                if source is None and isinstance(v, LoDTensor) and v.levels:
+                    source = v
+            stripped = [v.data if isinstance(v, LoDTensor) else v for v in values]
+            args[i] = stripped if isinstance(args[i], list) else stripped[0]
+        result = kernel(xp, *args, **kwargs)
+        if not out_slots:
+            return result
+        levels = source.levels if source is not None else ()
+        results = [result] if single else list(result)
+        for i, is_list, wanted in out_slots:
+            if is_list:
+                results[i] = [_with_lod(v, levels) if w else v for v, w in zip(results[i], wanted)]
+            else:
+                results[i] = _with_lod(results[i], levels)
+        return results[0] if single else results
+
+    return run
+
+
+def _with_lod(value, levels):
+    if value is None or isinstance(value, LoDTensor):
+        return value
+    return LoDTensor(value, levels)
+
+
 class _Plan:
     """A block prepared for running: steps in order, feedable variables and the persistables it writes."""
 
     def __init__(self, block: Block, xp) -> None:
-        self.steps = [_Step(i, op, xp) for i, op in enumerate(block.ops)]
+        lod_vars = frozenset(n for n in block._visible_names() if block.var_recursive(n).lod_level > 0)
+        self.steps = [_Step(i, op, xp, lod_vars) for i, op in enumerate(block.ops)]
         self.random_steps = [s for s in self.steps if s.seed]
         self.context_steps = [s for s in self.steps if s.needs_context]
         self.vars = block.vars
@@ -100,7 +161,7 @@ class _Plan:
                         if names is not None:
                             _store(env, names, value)
         except FleetgraphError as e:
-            if step is None or isinstance(e, KernelError):
+            if step is None or isinstance(e, (KernelError, EOFException)):
                 raise
             raise KernelError(f"{_where(step, env)}: {e}") from e
         except KeyError as e:
@@ -201,7 +262,7 @@ class Executor:
         plan.run(env, self.xp, RunContext(self, program, scope, env) if plan.context_steps else None)
         for name in plan.persist_outputs:
             scope.vars[name] = env[name]
-        return [_fetched(env, name, program) for name in fetch_names]
+        return [_fetched(env, name, program, return_numpy) for name in fetch_names]
 
     def close(self) -> None:
         """A trainer tells every pserver it is done (as Paddle's `exe.close()`); a no-op otherwise."""
@@ -233,10 +294,20 @@ class FetchedValue(np.ndarray):
         return repr(np.asarray(self))
 
 
-def _fetched(env: dict, name: str, program: Program) -> np.ndarray:
+def _fetched(env: dict, name: str, program: Program, return_numpy: bool = True):
+    """A copy of the value (later runs may update state in place): an array, or with
+    `return_numpy=False` a LoDTensor (with the variable's LoD, if it has one) as Paddle returns."""
     value = env.get(name)
     if value is not None:
-        array = np.array(value)  # a copy: later runs may update state in place
+        levels = value.levels if isinstance(value, LoDTensor) else ()
+        array = np.array(value.data if isinstance(value, LoDTensor) else value)
+        if not return_numpy:
+            return LoDTensor(array, levels)
+        if levels:
+            raise FleetgraphError(
+                f"fetch {name!r}: the value holds LoD {[level.tolist() for level in levels]}, which an array "
+                "cannot carry; fetch it with return_numpy=False to get the LoDTensor"
+            )
         return array.view(FetchedValue) if array.size == 1 and array.ndim else array
     known = [v.name for v in program.list_vars()]
     if name not in known:
@@ -253,8 +324,33 @@ def _feed_into(env: dict, feed: dict, plan: _Plan) -> None:
         env[name] = check_feed(var, value)
 
 
-def check_feed(var: Variable, value) -> np.ndarray:
-    """The fed value as an array of the variable's dtype and shape, or one clear error."""
+def check_feed(var: Variable, value):
+    """The fed value as an array of the variable's dtype and shape (a LoDTensor for a variable with
+    lod_level > 0: from a LoDTensor, nested lists or an array without LoD), or one clear error."""
+    if var.lod_level > 0:
+        return _check_lod_feed(var, value)
+    if isinstance(value, LoDTensor):  # the variable carries no sequences: its rows are its value
+        value = value.data
+    return _check_array(var, value)
+
+
+def _check_lod_feed(var: Variable, value) -> LoDTensor:
+    where = f"feed {var.name!r}"
+    if isinstance(value, LoDTensor):
+        data = _check_array(var, value.data)
+        if len(value.levels) > var.lod_level:
+            raise FleetgraphError(
+                f"{where}: expected at most lod_level {var.lod_level} LoD level(s), got {len(value.levels)}"
+            )
+        check_lod(value.levels, len(data), where)
+        return value if data is value.data else LoDTensor(data, value.levels)
+    if isinstance(value, (list, tuple)):
+        value = from_sequences(value, var.lod_level, var.dtype, var.shape[1:], where)
+        return LoDTensor(_check_array(var, value.data), value.levels)
+    return LoDTensor(_check_array(var, value), ())
+
+
+def _check_array(var: Variable, value) -> np.ndarray:
     want = f"{fmt_shape(var.shape)} {var.dtype}"
     if isinstance(value, np.ndarray):
         if value.dtype.name != var.dtype:

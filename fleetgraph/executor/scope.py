@@ -6,6 +6,8 @@ import contextlib
 
 import numpy as np
 
+from ..ops.lod_tensor import LoDTensor
+
 
 class Tensor:
     """A view of one scope entry with Paddle's LoDTensor surface: `np.array(t)`, `t.set(a, place)`."""
@@ -22,6 +24,14 @@ class Tensor:
 
     def shape(self) -> list[int]:
         return list(np.shape(self._scope.vars[self._name]))
+
+    def lod(self) -> list[list[int]]:
+        value = self._scope.vars[self._name]
+        return value.lod() if isinstance(value, LoDTensor) else []
+
+    def recursive_sequence_lengths(self) -> list[list[int]]:
+        value = self._scope.vars[self._name]
+        return value.recursive_sequence_lengths() if isinstance(value, LoDTensor) else []
 
     def _dtype(self):
         return np.asarray(self._scope.vars[self._name]).dtype

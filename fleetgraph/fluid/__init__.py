@@ -7,11 +7,12 @@ from ..executor.place import CPUPlace, CUDAPlace
 from ..ir import Parameter, Program, Variable, default_main_program, default_startup_program, program_guard, unique_name
 from ..layers.io import data as _static_data
 from ..layers.nn import embedding_v2 as embedding
+from ..ops.lod_tensor import LoDTensor, create_lod_tensor, create_random_int_lodtensor
 from ..param_attr import ParamAttr, WeightNormParamAttr
 from ..static import CompiledProgram, cpu_places
 from ..transpiler import DistributeTranspiler, DistributeTranspilerConfig
 from ..transpiler.backward import gradients
-from . import backward, io, layers, optimizer, transpiler
+from . import backward, core, io, layers, optimizer, transpiler
 
 
 def data(name, shape, dtype="float32", lod_level=0):
@@ -27,6 +28,7 @@ __all__ = [
     "DistributeTranspiler",
     "DistributeTranspilerConfig",
     "Executor",
+    "LoDTensor",
     "ParamAttr",
     "Parameter",
     "Program",
@@ -34,7 +36,10 @@ __all__ = [
     "Variable",
     "WeightNormParamAttr",
     "backward",
+    "core",
     "cpu_places",
+    "create_lod_tensor",
+    "create_random_int_lodtensor",
     "data",
     "default_main_program",
     "default_startup_program",

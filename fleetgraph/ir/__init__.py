@@ -2,7 +2,7 @@
 
 from . import unique_name
 from .dtypes import DTYPES, convert_dtype
-from .errors import DTypeError, FleetgraphError, KernelError, ShapeError, UnknownNameError, VerifyError
+from .errors import DTypeError, EOFException, FleetgraphError, KernelError, ShapeError, UnknownNameError, VerifyError
 from .framework import (
     default_main_program,
     default_startup_program,
@@ -19,6 +19,7 @@ __all__ = [
     "Block",
     "DTYPES",
     "DTypeError",
+    "EOFException",
     "FleetgraphError",
     "InferContext",
     "KernelError",

@@ -33,6 +33,11 @@ class KernelError(FleetgraphError, RuntimeError):
     """An exception raised inside a kernel, re-raised with the op that ran it."""
 
 
+class EOFException(FleetgraphError):
+    """A reader op found its data source exhausted (Paddle's `core.EOFException`): the end of an
+    epoch, not a fault, so the executor lets it through as it is."""
+
+
 def close_matches(name: str, candidates: Iterable[str], n: int = 3) -> str:
     """'; did you mean a, b?' or '' when nothing is close."""
     found = difflib.get_close_matches(name, list(candidates), n=n, cutoff=0.6)

@@ -48,6 +48,9 @@ class OpDef:
     wants_outputs: bool = False  # the kernel takes need=, the set of output slots somebody reads
     # the kernel takes ctx=, the run's context (executor, scope, variables, sub-blocks, communicator)
     needs_context: bool = False
+    # the kernel sees LoDTensor inputs as they are (sequence ops); other kernels get their rows, and
+    # an output declared with lod_level > 0 takes the LoD of the op's first LoD input
+    takes_lod: bool = False
 
     def input_slot(self, name: str) -> Slot:
         return _find_slot(self.inputs, name, self.type, "input")
@@ -84,6 +87,7 @@ def register_op(
     random=False,
     wants_outputs=False,
     needs_context=False,
+    takes_lod=False,
 ) -> OpDef:
     """Declare an op type. Gradient output slots ('X@GRAD') are always optional: backward drops the
     gradients nobody needs."""
@@ -106,6 +110,7 @@ def register_op(
         random,
         wants_outputs,
         needs_context,
+        takes_lod,
     )
     _REGISTRY[type] = opdef
     return opdef

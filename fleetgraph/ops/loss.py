@@ -28,7 +28,7 @@ def _check_label(ctx: InferContext, x_slot: str) -> tuple:
 
 def _cross_entropy_infer(ctx: InferContext) -> None:
     shape, dtype = _check_label(ctx, "X")
-    ctx.set_output("Y", shape, dtype)
+    ctx.set_output("Y", shape, dtype, lod_level=ctx.input_var("X").lod_level)
 
 
 def _picked(xp, p, label, ignore_index):
@@ -80,8 +80,8 @@ def _swce_infer(ctx: InferContext) -> None:
     if normalize_axis(ctx.attr("axis"), len(logits.shape)) != len(logits.shape) - 1:
         raise ctx.error(f"axis {ctx.attr('axis')}: only the last axis of Logits is supported")
     shape, dtype = _check_label(ctx, "Logits")
-    ctx.set_output("Softmax", logits.shape, dtype)
-    ctx.set_output("Loss", shape, dtype)
+    ctx.set_output("Softmax", logits.shape, dtype, lod_level=logits.lod_level)
+    ctx.set_output("Loss", shape, dtype, lod_level=logits.lod_level)
 
 
 def _swce(xp, logits, label, *, soft_label, ignore_index, numeric_stable_mode, axis, use_softmax):

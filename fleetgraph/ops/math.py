@@ -143,7 +143,7 @@ def _mul_infer(ctx: InferContext) -> None:
             f"X '{x.name}' {fmt_shape(x.shape)} flattens to width {prod(k_x)} but Y '{y.name}' "
             f"{fmt_shape(y.shape)} has height {prod(k_y)}; expected them equal"
         )
-    ctx.set_output("Out", x.shape[:xn] + y.shape[yn:], x.dtype)
+    ctx.set_output("Out", x.shape[:xn] + y.shape[yn:], x.dtype, lod_level=x.lod_level)
 
 
 def _flat2d(a, n):
@@ -211,7 +211,8 @@ def _matmul_shapes(ctx: InferContext, x, y, tx, ty):
 
 def _matmul_infer(ctx: InferContext) -> None:
     x, y = ctx.input_var("X"), ctx.input_var("Y")
-    ctx.set_output("Out", _matmul_shapes(ctx, x, y, ctx.attr("transpose_X"), ctx.attr("transpose_Y")), x.dtype)
+    shape = _matmul_shapes(ctx, x, y, ctx.attr("transpose_X"), ctx.attr("transpose_Y"))
+    ctx.set_output("Out", shape, x.dtype, lod_level=x.lod_level)
 
 
 def _t(xp, a, flag):

@@ -587,7 +587,7 @@ def _lookup_infer(v2: bool):
                 "as lookup_table takes [..., 1] ids (lookup_table_v2 takes any shape)"
             )
         lead = ids.shape if v2 else ids.shape[:-1]
-        ctx.set_output("Out", tuple(lead) + (w.shape[1],), w.dtype)
+        ctx.set_output("Out", tuple(lead) + (w.shape[1],), w.dtype, lod_level=ids.lod_level)
 
     return infer
 

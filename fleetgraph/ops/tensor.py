@@ -96,7 +96,7 @@ def _cast_infer(ctx: InferContext) -> None:
     x = ctx.input_var("X")
     if convert_dtype(ctx.attr("in_dtype")) != x.dtype:
         raise ctx.error(f"in_dtype {ctx.attr('in_dtype')} does not match X '{x.name}' dtype {x.dtype}")
-    ctx.set_output("Out", x.shape, convert_dtype(ctx.attr("out_dtype")))
+    ctx.set_output("Out", x.shape, convert_dtype(ctx.attr("out_dtype")), lod_level=x.lod_level)
 
 
 def _cast_grad_maker(op) -> list[dict]:
@@ -149,7 +149,9 @@ def _reshape_target(ctx: InferContext, x_shape, shape) -> tuple[int, ...]:
 
 def _reshape_infer(ctx: InferContext) -> None:
     x = ctx.input_var("X")
-    ctx.set_output("Out", _reshape_target(ctx, x.shape, ctx.attr("shape")), x.dtype, lod_level=x.lod_level)
+    out = _reshape_target(ctx, x.shape, ctx.attr("shape"))
+    # the sequences stay valid only while the rows do (Paddle shares the LoD when dim 0 is unchanged)
+    ctx.set_output("Out", out, x.dtype, lod_level=x.lod_level if out[:1] == x.shape[:1] else 0)
     ctx.set_output("XShape", (0,) + x.shape, x.dtype)
 
 
@@ -231,7 +233,7 @@ def _concat_infer(ctx: InferContext) -> None:
                 f"{fmt_shape(xs[0].shape)} outside axis {axis}"
             )
         out[axis] = -1 if out[axis] < 0 or v.shape[axis] < 0 else out[axis] + v.shape[axis]
-    ctx.set_output("Out", out, xs[0].dtype)
+    ctx.set_output("Out", out, xs[0].dtype, lod_level=xs[0].lod_level if axis else 0)
 
 
 def _concat_grad(xp, xs, dout, *, axis):
