@@ -256,6 +256,13 @@ class Executor:
         scope = global_scope() if scope is None else scope
         plan = self._plan(program)
         env = dict(scope.vars)
+        if isinstance(feed, (list, tuple)):  # one dict per place, as a DataLoader yields them
+            if len(feed) != 1:
+                raise FleetgraphError(
+                    f"Executor.run: feed is a list of {len(feed)} dicts (one per place); a program runs on one "
+                    "place, so expected one"
+                )
+            feed = feed[0]
         if feed:
             _feed_into(env, feed, plan)
         fetch_names = [_fetch_name(f) for f in (fetch_list or [])]

@@ -1,6 +1,18 @@
 """Op declarations, one family per module; importing this package registers them all."""
 
-from . import activation, collective, distributed, loss, math, metric, nn, optimizer, tensor  # noqa: F401
+from . import (  # noqa: F401
+    activation,
+    collective,
+    distributed,
+    loss,
+    math,
+    metric,
+    nn,
+    optimizer,
+    reader,
+    sequence,
+    tensor,
+)
 from .selected_rows import SelectedRows
 
 __all__ = ["SelectedRows"]
