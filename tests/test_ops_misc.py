@@ -119,3 +119,16 @@ def test_reshape_infers_minus_one_past_a_copied_unknown_batch_dim():
         assert paddle.flatten(x, start_axis=1).shape == (-1, 8)
         assert fluid.layers.reshape(x, [-1, 4]).shape == (-1, 4)
         assert fluid.layers.reshape(x, [0, 2, -1]).shape == (-1, 2, 4)
+
+
+@pytest.mark.parametrize("op_type", ["uniform_random", "gaussian_random", "truncated_gaussian_random"])
+def test_any_rows_of_a_random_init_equal_the_whole_draw(op_type):
+    """A pserver or a lazily grown table draws only some rows; they must be the single process's."""
+    from fleetgraph.executor.rng import generator_for
+    from fleetgraph.ops.counter_rng import draw_full, draw_rows
+
+    attrs = {"min": -0.5, "max": 0.5, "mean": 1.0, "std": 0.5}
+    whole = draw_full(op_type, attrs, generator_for(7, "emb"), (3000, 4), "float32")
+    rows = np.array([2999, 0, 1234, 1234])
+    np.testing.assert_array_equal(draw_rows(op_type, attrs, generator_for(7, "emb"), rows, 4, "float32"), whole[rows])
+    assert not np.array_equal(whole, draw_full(op_type, attrs, generator_for(7, "emb2"), (3000, 4), "float32"))

@@ -9,6 +9,7 @@ from ..ir import InferContext, make_grad_op, register_op
 from ..ir.dtypes import convert_dtype
 from ..ir.errors import fmt_shape
 from ._common import normalize_axis, prod, same_shape
+from .counter_rng import draw_full
 
 # -- constants and random init --------------------------------------------------------------------
 
@@ -32,22 +33,14 @@ register_op(
 )
 
 
-def _uniform(xp, *, shape, min, max, seed, dtype, rng):
-    return xp.asarray(rng.uniform(min, max, size=shape).astype(dtype))
+def _random_init(op_type: str):
+    """Element i of the variable depends only on the op's key and i (ops/counter_rng.py), so any
+    rows of it can be drawn alone and match."""
 
+    def kernel(xp, *, shape, seed, dtype, rng, **attrs):
+        return xp.asarray(draw_full(op_type, attrs, rng, shape, dtype))
 
-def _gaussian(xp, *, shape, mean, std, seed, dtype, rng):
-    return xp.asarray(rng.normal(mean, std, size=shape).astype(dtype))
-
-
-def _truncated_gaussian(xp, *, shape, mean, std, seed, dtype, rng):
-    """Normal samples redrawn until within two standard deviations, as Paddle's op does."""
-    out = rng.normal(mean, std, size=shape)
-    bad = np.abs(out - mean) > 2 * std
-    while bad.any():
-        out[bad] = rng.normal(mean, std, size=int(bad.sum()))
-        bad = np.abs(out - mean) > 2 * std
-    return xp.asarray(out.astype(dtype))
+    return kernel
 
 
 register_op(
@@ -55,16 +48,16 @@ register_op(
     outputs=("Out",),
     attrs={"shape": [1], "min": -1.0, "max": 1.0, "seed": 0, "dtype": "float32"},
     infer_shape=_from_attrs,
-    kernel=_uniform,
+    kernel=_random_init("uniform_random"),
     random=True,
 )
-for _name, _kernel in (("gaussian_random", _gaussian), ("truncated_gaussian_random", _truncated_gaussian)):
+for _name in ("gaussian_random", "truncated_gaussian_random"):
     register_op(
         _name,
         outputs=("Out",),
         attrs={"shape": [1], "mean": 0.0, "std": 1.0, "seed": 0, "dtype": "float32"},
         infer_shape=_from_attrs,
-        kernel=_kernel,
+        kernel=_random_init(_name),
         random=True,
     )
 
