@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from .ir import unique_name
-from .ir.program import Block, Parameter, Variable
+from .ir.program import Block, Parameter, Variable, VarType
+
+NEW_GRAD_SUFFIX = "@NEWGRAD"  # Paddle's kNewGradSuffix: a sparse gradient made dense by regularization
 
 
 class WeightDecayRegularizer:
@@ -11,11 +13,16 @@ class WeightDecayRegularizer:
         self.coeff = float(coeff)
 
     def append_regularization_ops(self, block: Block, param: Parameter, grad: Variable) -> Variable:
-        """Append grad += decay(param) (in place, as Paddle does) and return the gradient."""
+        """Append grad + decay(param) and return the regularized gradient: the gradient itself
+        (updated in place, as Paddle does), or for a sparse gradient a new dense 'grad@NEWGRAD', as
+        Paddle's: the decay reaches every row, so the sum is dense."""
         decay = block.create_var(unique_name.generate(f"{param.name}@decay"), param.shape, param.dtype)
         self._decay(block, param, decay)
-        block.append_op("sum", {"X": [grad, decay]}, {"Out": [grad]})
-        return grad
+        out = grad
+        if grad.type == VarType.SELECTED_ROWS:
+            out = block.create_var(grad.name + NEW_GRAD_SUFFIX, param.shape, param.dtype)
+        block.append_op("sum", {"X": [grad, decay]}, {"Out": [out]})
+        return out
 
     def _decay(self, block, param, out) -> None:
         raise NotImplementedError

@@ -311,7 +311,9 @@ def _sum_infer(ctx: InferContext) -> None:
                 f"input '{v.name}' {fmt_shape(v.shape)} differs from '{xs[0].name}' "
                 f"{fmt_shape(shape)}; expected every input to have the same shape"
             )
-    ctx.set_output("Out", shape, xs[0].dtype)
+    # SelectedRows only when every input is (Paddle's InferVarType): one dense input makes it dense
+    sparse = all(v.type == "selected_rows" for v in xs)
+    ctx.set_output("Out", shape, xs[0].dtype, type="selected_rows" if sparse else "dense_tensor")
 
 
 def _sum_kernel(xp, xs):

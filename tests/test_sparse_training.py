@@ -1,0 +1,94 @@
+"""Sparse (SelectedRows) gradients in one process: they train exactly as dense ones, and each
+optimizer touches the rows Paddle's touches."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import fleetgraph as paddle
+import fleetgraph.fluid as fluid
+from fleetgraph.ir import Program, program_guard, unique_name
+
+VOCAB, WIDTH = 50, 4
+OPTIMIZERS = {
+    "sgd": lambda: fluid.optimizer.SGD(learning_rate=0.1),
+    "momentum": lambda: fluid.optimizer.Momentum(learning_rate=0.1, momentum=0.9),
+    "adagrad": lambda: fluid.optimizer.Adagrad(learning_rate=0.1),
+    "adam": lambda: fluid.optimizer.Adam(learning_rate=0.01),
+    "lazy_adam": lambda: paddle.optimizer.Adam(learning_rate=0.01, lazy_mode=True),
+    "sgd_l2": lambda: fluid.optimizer.SGD(learning_rate=0.1, regularization=fluid.regularizer.L2Decay(0.01)),
+}
+
+
+def _model(is_sparse: bool, optimizer: str):
+    """Two id columns looked up in one table (their sparse gradients meet in a sum), then fc."""
+    main, startup = Program(), Program()
+    main.random_seed = startup.random_seed = 3
+    with program_guard(main, startup), unique_name.guard():
+        a = fluid.layers.data(name="a", shape=[1], dtype="int64")
+        b = fluid.layers.data(name="b", shape=[1], dtype="int64")
+        y = fluid.layers.data(name="y", shape=[1], dtype="float32")
+        attr = fluid.ParamAttr(name="table")
+        ea = fluid.layers.embedding(a, size=[VOCAB, WIDTH], is_sparse=is_sparse, param_attr=attr)
+        eb = fluid.layers.embedding(b, size=[VOCAB, WIDTH], is_sparse=is_sparse, param_attr=attr)
+        pred = fluid.layers.fc(fluid.layers.concat([ea, eb], axis=1), size=1)
+        loss = fluid.layers.mean(fluid.layers.square_error_cost(pred, y))
+        OPTIMIZERS[optimizer]().minimize(loss)
+    return main, startup, loss
+
+
+def _batches(steps=6, rows=8):
+    rng = np.random.default_rng(0)
+    for _ in range(steps):
+        ids = rng.integers(0, VOCAB // 2, size=(2, rows, 1))  # the upper half of the table is never touched
+        yield {"a": ids[0], "b": ids[1], "y": rng.normal(size=(rows, 1)).astype("float32")}
+
+
+def _train(is_sparse: bool, optimizer: str):
+    main, startup, loss = _model(is_sparse, optimizer)
+    scope = paddle.static.Scope()
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(startup, scope=scope)
+    start = {n: np.array(v) for n, v in scope.vars.items() if v is not None}
+    for feed in _batches():
+        exe.run(main, feed=feed, fetch_list=[loss], scope=scope)
+    return start, {n: np.array(v) for n, v in scope.vars.items() if v is not None}, main
+
+
+@pytest.mark.parametrize("optimizer", ["sgd", "momentum", "adagrad", "adam", "sgd_l2"])
+def test_sparse_and_dense_embedding_train_to_the_same_parameters(optimizer):
+    _, dense, _ = _train(False, optimizer)
+    _, sparse, program = _train(True, optimizer)
+    assert program.global_block().var("table@GRAD").type == "selected_rows"
+    for name in ("table", "fc_0.w_0", "fc_0.b_0"):
+        np.testing.assert_allclose(sparse[name], dense[name], atol=1e-6, err_msg=name)
+
+
+def test_regularizing_a_sparse_gradient_makes_a_dense_new_gradient_as_paddle():
+    _, _, program = _train(True, "sgd_l2")
+    block = program.global_block()
+    sgd = next(op for op in block.ops if op.type == "sgd" and op.input("Param") == ["table"])
+    assert sgd.input("Grad") == ["table@GRAD@NEWGRAD"] and block.var("table@GRAD@NEWGRAD").type == "dense_tensor"
+
+
+def test_lazy_adam_leaves_untouched_rows_and_their_moments_bit_unchanged():
+    start, end, _ = _train(True, "lazy_adam")
+    untouched = slice(VOCAB // 2, VOCAB)
+    for name in ("table", "table_moment1_0", "table_moment2_0"):
+        np.testing.assert_array_equal(end[name][untouched], start[name][untouched], err_msg=name)
+    assert not np.array_equal(end["table"][: VOCAB // 2], start["table"][: VOCAB // 2])
+
+
+@pytest.mark.parametrize("lazy", [False, True])
+def test_a_row_left_out_of_a_batch_keeps_moving_under_adam_unless_lazy(lazy):
+    """Paddle's non-lazy Adam decays the moments of every row, so a row touched once keeps moving."""
+    main, startup, loss = _model(True, "lazy_adam" if lazy else "adam")
+    scope = paddle.static.Scope()
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(startup, scope=scope)
+    y = np.ones((1, 1), "float32")
+    exe.run(main, feed={"a": [[7]], "b": [[8]], "y": y}, fetch_list=[loss], scope=scope)
+    before = np.array(scope.vars["table"][7])
+    exe.run(main, feed={"a": [[1]], "b": [[2]], "y": y}, fetch_list=[loss], scope=scope)
+    assert np.array_equal(scope.vars["table"][7], before) == lazy
