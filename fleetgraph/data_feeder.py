@@ -6,6 +6,7 @@ import numpy as np
 
 from .ir import FleetgraphError, ShapeError, default_main_program
 from .ir.program import Variable
+from .ops.lod_tensor import LoDTensor, from_sequences
 
 
 class DataFeeder:
@@ -14,16 +15,11 @@ class DataFeeder:
         self.feed_vars: list[Variable] = [
             v if isinstance(v, Variable) else program.global_block().var(v) for v in feed_list
         ]
-        for v in self.feed_vars:
-            if v.lod_level > 0:
-                raise FleetgraphError(
-                    f"DataFeeder: {v.name!r} has lod_level {v.lod_level}; variable-length "
-                    "sequences are not supported by DataFeeder, feed padded arrays instead"
-                )
         self.place = place
 
-    def feed(self, minibatch) -> dict[str, np.ndarray]:
-        """One array per variable: its samples stacked, shaped like the variable, in its dtype."""
+    def feed(self, minibatch) -> dict[str, np.ndarray | LoDTensor]:
+        """One value per variable: its samples stacked, shaped like the variable, in its dtype; for a
+        variable with lod_level > 0 each sample's field is a sequence and the value a LoDTensor."""
         columns = list(zip(*minibatch))
         if len(columns) != len(self.feed_vars):
             raise FleetgraphError(
@@ -33,7 +29,10 @@ class DataFeeder:
         return {v.name: self._column(v, col) for v, col in zip(self.feed_vars, columns)}
 
     @staticmethod
-    def _column(var: Variable, column) -> np.ndarray:
+    def _column(var: Variable, column) -> np.ndarray | LoDTensor:
+        if var.lod_level > 0:
+            # Paddle's DataFeeder: `[id1, id2]` per sample for a [-1, 1] variable, one id per row
+            return from_sequences(column, var.lod_level, var.dtype, var.shape[1:], f"DataFeeder: {var.name!r}")
         array = np.asarray(column, dtype=var.dtype)
         sample_shape = [len(column)] + [d for d in var.shape[1:]]
         try:

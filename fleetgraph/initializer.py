@@ -1,4 +1,4 @@
-"""Initializers: each appends one init op for a parameter to the startup program."""
+"""`fluid.initializer`: Fluid-spelled initializers, each appending a parameter's init op to the startup program."""
 
 from __future__ import annotations
 
@@ -36,8 +36,18 @@ class Initializer:
         return block.append_op(op_type, outputs={"Out": [var]}, attrs=attrs)
 
 
-class Constant(Initializer):
+def require_values(where: str, **values) -> None:
+    """Paddle asserts these are given; a None here is a clear error, not a TypeError later."""
+    for name, value in values.items():
+        if value is None:
+            raise ValueError(f"{where}: {name} expected a number, got None")
+
+
+class ConstantInitializer(Initializer):
+    """Fluid's spelling: `ConstantInitializer(value=0.0, force_cpu=False)`."""
+
     def __init__(self, value: float = 0.0, force_cpu: bool = False) -> None:
+        require_values(type(self).__name__, value=value)
         self.value = float(value)
 
     def append_init_op(self, var, block):
@@ -48,25 +58,43 @@ class Constant(Initializer):
         )
 
 
-class Uniform(Initializer):
-    def __init__(self, low: float = -1.0, high: float = 1.0, seed: int = 0, name=None) -> None:
+class UniformInitializer(Initializer):
+    """Fluid's spelling: `UniformInitializer(low=-1.0, high=1.0, seed=0, diag_num=0, diag_step=0,
+    diag_val=1.0)`; the diagonal options are not supported."""
+
+    def __init__(self, low=-1.0, high=1.0, seed=0, diag_num=0, diag_step=0, diag_val=1.0) -> None:
+        where = type(self).__name__
+        require_values(where, low=low, high=high, seed=seed)
+        if high < low:
+            raise ValueError(f"{where}: high expected >= low, got low={low}, high={high}")
+        if diag_num or diag_step:
+            raise ValueError(
+                f"{where}: diag_num and diag_step are not supported; expected 0, got {diag_num}, {diag_step}"
+            )
         self.low, self.high, self.seed = float(low), float(high), int(seed)
 
     def append_init_op(self, var, block):
         return self._random_op(block, var, "uniform_random", min=self.low, max=self.high)
 
 
-class Normal(Initializer):
-    def __init__(self, loc: float = 0.0, scale: float = 1.0, seed: int = 0, name=None) -> None:
+class NormalInitializer(Initializer):
+    """Fluid's spelling: `NormalInitializer(loc=0.0, scale=1.0, seed=0)`."""
+
+    op_type = "gaussian_random"
+
+    def __init__(self, loc=0.0, scale=1.0, seed=0) -> None:
+        require_values(type(self).__name__, loc=loc, scale=scale, seed=seed)
         self.loc, self.scale, self.seed = float(loc), float(scale), int(seed)
 
     def append_init_op(self, var, block):
-        return self._random_op(block, var, "gaussian_random", mean=self.loc, std=self.scale)
+        return self._random_op(block, var, self.op_type, mean=self.loc, std=self.scale)
 
 
-class TruncatedNormal(Normal):
-    def append_init_op(self, var, block):
-        return self._random_op(block, var, "truncated_gaussian_random", mean=self.loc, std=self.scale)
+class TruncatedNormalInitializer(NormalInitializer):
+    """Fluid's spelling: `TruncatedNormalInitializer(loc=0.0, scale=1.0, seed=0)`; values beyond two
+    standard deviations are drawn again."""
+
+    op_type = "truncated_gaussian_random"
 
 
 class Xavier(Initializer):
@@ -98,7 +126,7 @@ class MSRA(Initializer):
         return self._random_op(block, var, "gaussian_random", mean=0.0, std=math.sqrt(2.0 / f_in))
 
 
-# Paddle 2.x names (paddle.nn.initializer) and Fluid 1.x long names (fluid.initializer).
+# Paddle 2.x names that paddle.nn.initializer re-exports (same arguments in both namespaces).
 def XavierUniform(fan_in=None, fan_out=None, name=None):
     return Xavier(True, fan_in, fan_out)
 
@@ -115,5 +143,7 @@ def KaimingNormal(fan_in=None, negative_slope=0.0, nonlinearity="relu", name=Non
     return MSRA(False, fan_in)
 
 
-ConstantInitializer, UniformInitializer, NormalInitializer = Constant, Uniform, Normal
-TruncatedNormalInitializer, XavierInitializer, MSRAInitializer = TruncatedNormal, Xavier, MSRA
+# Fluid 1.x short names (`fluid.initializer.Normal(loc, scale, seed)`); paddle.nn.initializer has
+# its own classes with the 2.x arguments (`Normal(mean, std, name)`).
+Constant, Uniform, Normal = ConstantInitializer, UniformInitializer, NormalInitializer
+TruncatedNormal, XavierInitializer, MSRAInitializer = TruncatedNormalInitializer, Xavier, MSRA

@@ -1,5 +1,6 @@
-"""`fluid.io`: saving and loading variables and inference models."""
+"""`fluid.io`: saving and loading variables and inference models, and the DataLoader."""
 
+from ..data.loader import DataLoader
 from ..persistence import (
     load_inference_model,
     load_params,
@@ -12,6 +13,7 @@ from ..persistence import (
 )
 
 __all__ = [
+    "DataLoader",
     "load_inference_model",
     "load_params",
     "load_persistables",

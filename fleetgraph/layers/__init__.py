@@ -2,7 +2,7 @@
 
 from .helper import LayerHelper
 from .io import fluid_data as data
-from .loss import cross_entropy, mse_loss, softmax_with_cross_entropy, square_error_cost
+from .loss import cross_entropy, log_loss, mse_loss, softmax_with_cross_entropy, square_error_cost
 from .math import (
     abs,
     elementwise_add,
@@ -28,6 +28,14 @@ from .math import (
     tanh,
 )
 from .nn import accuracy, auc, batch_norm, conv2d, dropout, embedding, fc, pool2d, topk
+from .sequence import (
+    sequence_concat,
+    sequence_expand,
+    sequence_first_step,
+    sequence_last_step,
+    sequence_pool,
+    sequence_reshape,
+)
 from .tensor import (
     assign,
     cast,
@@ -70,6 +78,7 @@ __all__ = [
     "fill_constant",
     "flatten",
     "log",
+    "log_loss",
     "matmul",
     "mean",
     "mse_loss",
@@ -81,6 +90,12 @@ __all__ = [
     "relu",
     "reshape",
     "scale",
+    "sequence_concat",
+    "sequence_expand",
+    "sequence_first_step",
+    "sequence_last_step",
+    "sequence_pool",
+    "sequence_reshape",
     "sigmoid",
     "sign",
     "softmax",

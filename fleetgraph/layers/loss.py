@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..ir import FleetgraphError
+from ..ir.program import Variable
 from ._apply import apply_op
 from .helper import LayerHelper
 from .math import mean as _mean
@@ -57,18 +58,48 @@ def functional_cross_entropy(
         loss = softmax_with_cross_entropy(input, label, soft_label, ignore_index, axis=axis)
     else:
         loss = cross_entropy(input, label, soft_label, ignore_index)
-    return _reduce(loss, reduction)
+    return _reduce(loss, reduction, where="cross_entropy")
 
 
 def mse_loss(input, label, reduction="mean", name=None):
-    return _reduce(square_error_cost(input, label), reduction)
+    return _reduce(square_error_cost(input, label), reduction, where="mse_loss")
 
 
-def _reduce(loss, reduction):
+def log_loss(input, label, epsilon=1e-4, name=None):
+    """-label * log(input + epsilon) - (1 - label) * log(1 - input + epsilon), per row of an [N, 1]
+    probability (`fluid.layers.log_loss` and `paddle.nn.functional.log_loss`)."""
+    return apply_op(
+        "log_loss",
+        {"Predicted": [input], "Labels": [label]},
+        {"epsilon": float(epsilon)},
+        out_slot="Loss",
+        name=name,
+    )
+
+
+def binary_cross_entropy(input, label, weight=None, reduction="mean", name=None):
+    """`paddle.nn.functional.binary_cross_entropy`: bce_loss, times `weight` if given, then reduced;
+    `name` goes to the last op, as in Paddle."""
+    _check_reduction("binary_cross_entropy", reduction)
+    if weight is not None and not isinstance(weight, Variable):
+        raise FleetgraphError(f"binary_cross_entropy: weight expected a Variable or None, got {type(weight).__name__}")
+    last = weight is None and reduction == "none"
+    loss = apply_op("bce_loss", {"X": [input], "Label": [label]}, name=name if last else None)
+    if weight is not None:
+        named = name if reduction == "none" else None
+        loss = apply_op("elementwise_mul", {"X": [loss], "Y": [weight]}, {"axis": -1}, name=named)
+    return _reduce(loss, reduction, name)
+
+
+def _check_reduction(where: str, reduction) -> None:
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{where}: reduction expected 'mean', 'sum' or 'none', got {reduction!r}")
+
+
+def _reduce(loss, reduction, name=None, where="loss"):
+    _check_reduction(where, reduction)
     if reduction == "mean":
-        return _mean(loss)
+        return _mean(loss, name=name)
     if reduction == "sum":
-        return apply_op("reduce_sum", {"X": [loss]}, {"dim": [0], "keep_dim": False, "reduce_all": True})
-    if reduction == "none":
-        return loss
-    raise ValueError(f"reduction: expected 'mean', 'sum' or 'none', got {reduction!r}")
+        return apply_op("reduce_sum", {"X": [loss]}, {"dim": [0], "keep_dim": False, "reduce_all": True}, name=name)
+    return loss

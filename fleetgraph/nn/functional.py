@@ -12,6 +12,8 @@ square_error_cost = _loss.square_error_cost
 cross_entropy = _loss.functional_cross_entropy
 softmax_with_cross_entropy = _loss.softmax_with_cross_entropy
 mse_loss = _loss.mse_loss
+log_loss = _loss.log_loss
+binary_cross_entropy = _loss.binary_cross_entropy
 adaptive_avg_pool2d = _nn.adaptive_avg_pool2d
 
 
@@ -65,9 +67,11 @@ def avg_pool2d(
 __all__ = [
     "adaptive_avg_pool2d",
     "avg_pool2d",
+    "binary_cross_entropy",
     "cross_entropy",
     "dropout",
     "embedding",
+    "log_loss",
     "max_pool2d",
     "mse_loss",
     "relu",

@@ -1,10 +1,13 @@
-"""Loss ops: cross_entropy over probabilities and the fused softmax_with_cross_entropy over logits."""
+"""Loss ops: cross_entropy over probabilities, the fused softmax_with_cross_entropy over logits, and the
+binary losses log_loss and bce_loss over probabilities in [0, 1]."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..ir import InferContext, make_grad_op, register_op
 from ..ir.errors import fmt_shape
-from ._common import normalize_axis
+from ._common import known, normalize_axis
 
 _CE_ATTRS = {"soft_label": False, "ignore_index": -100}
 
@@ -130,3 +133,97 @@ register_op(
     infer_shape=_swce_grad_infer,
     kernel=_swce_grad,
 )
+
+
+# -- binary losses over probabilities ------------------------------------------------------------
+
+
+def _check_pair(ctx: InferContext, p_slot: str, label_slot: str):
+    """The prediction and the label: the same float dtype and, where known, the same shape."""
+    p, label = ctx.input_var(p_slot), ctx.input_var(label_slot)
+    if label.dtype != p.dtype or not p.dtype.startswith("float"):
+        raise ctx.error(
+            f"{label_slot} '{label.name}' is {label.dtype} and {p_slot} '{p.name}' is {p.dtype}; expected "
+            "the same float dtype (cast an integer label to float first)"
+        )
+    same = len(p.shape) == len(label.shape) and all(
+        a == b or not known(a) or not known(b) for a, b in zip(p.shape, label.shape)
+    )
+    if not same:
+        raise ctx.error(
+            f"{label_slot} '{label.name}' {fmt_shape(label.shape)} differs from {p_slot} '{p.name}' "
+            f"{fmt_shape(p.shape)}; expected the same shape"
+        )
+    return p
+
+
+def _log_loss_infer(ctx: InferContext) -> None:
+    p = _check_pair(ctx, "Predicted", "Labels")
+    if len(p.shape) != 2 or (known(p.shape[1]) and p.shape[1] != 1):
+        raise ctx.error(
+            f"Predicted '{p.name}': expected shape [N, 1] (one probability per row), got {fmt_shape(p.shape)}"
+        )
+    ctx.set_output("Loss", (p.shape[0], 1), p.dtype, lod_level=p.lod_level)
+
+
+def _log_loss(xp, p, label, *, epsilon):
+    eps = p.dtype.type(epsilon)
+    return -label * xp.log(p + eps) - (1 - label) * xp.log(1 - p + eps)
+
+
+def _log_loss_grad(xp, p, label, dloss, *, epsilon):
+    eps = p.dtype.type(epsilon)
+    return dloss * (-label / (p + eps) + (1 - label) / (1 - p + eps))
+
+
+register_op(
+    "log_loss",
+    inputs=("Predicted", "Labels"),
+    outputs=("Loss",),
+    attrs={"epsilon": 1e-4},
+    infer_shape=_log_loss_infer,
+    grad=make_grad_op(inputs=("Predicted", "Labels", "Loss@GRAD"), outputs=("Predicted@GRAD",)),
+    kernel=_log_loss,
+)
+register_op(
+    "log_loss_grad",
+    inputs=("Predicted", "Labels", "Loss@GRAD"),
+    outputs=("Predicted@GRAD",),
+    attrs={"epsilon": 1e-4},
+    kernel=_log_loss_grad,
+)
+
+# Paddle's bce_loss kernel: each log is clipped at -100, so a probability of exactly 0 or 1 costs 100
+# rather than inf; its gradient divides by max(x * (1 - x), 1e-12) for the same reason.
+_BCE_LOG_MIN, _BCE_GRAD_EPS = -100.0, 1e-12
+
+
+def _bce_infer(ctx: InferContext) -> None:
+    x = _check_pair(ctx, "X", "Label")
+    ctx.set_output("Out", x.shape, x.dtype, lod_level=x.lod_level)
+
+
+def _bce_loss(xp, x, label):
+    outside = (x < 0) | (x > 1)
+    if outside.any():
+        bad = x[outside].reshape(-1)[0]
+        raise ValueError(f"bce_loss: X is not a probability; expected values in [0, 1], got {bad}")
+    with np.errstate(divide="ignore"):  # log(0) = -inf is clipped below
+        log_x = xp.maximum(xp.log(x), _BCE_LOG_MIN)
+        log_1mx = xp.maximum(xp.log(1 - x), _BCE_LOG_MIN)
+    return ((label - 1) * log_1mx - label * log_x).astype(x.dtype)
+
+
+def _bce_loss_grad(xp, x, label, dout):
+    return (dout * (x - label) / xp.maximum((1 - x) * x, _BCE_GRAD_EPS)).astype(x.dtype)
+
+
+register_op(
+    "bce_loss",
+    inputs=("X", "Label"),
+    outputs=("Out",),
+    infer_shape=_bce_infer,
+    grad=make_grad_op(inputs=("X", "Label", "Out@GRAD"), outputs=("X@GRAD",)),
+    kernel=_bce_loss,
+)
+register_op("bce_loss_grad", inputs=("X", "Label", "Out@GRAD"), outputs=("X@GRAD",), kernel=_bce_loss_grad)

@@ -125,11 +125,29 @@ def _append_grad_ops(block: Block, targets, sources: set[str], no_grad: set[str]
                     if name and not block.has_var(name):
                         fwd = block.var_recursive(_forward_name(name))
                         block.create_var(name, fwd.shape, fwd.dtype, lod_level=fwd.lod_level)
-            outputs = {s: [n for n in names if n] for s, names in desc["outputs"].items()}
-            outputs = {s: names for s, names in outputs.items() if names}
-            block.append_op(desc["type"], desc["inputs"], outputs, desc["attrs"])
+            block.append_op(desc["type"], desc["inputs"], _kept_outputs(block, desc), desc["attrs"])
     produced = {n for d in descs for names in d["outputs"].values() for n in names if n}
     return {_forward_name(g): g for g in produced if g.endswith(GRAD) and _forward_name(g) in sources}
+
+
+EMPTY_VAR = "@EMPTY@"  # Paddle's kEmptyVarName: a gradient slot position nobody reads
+
+
+def _kept_outputs(block: Block, desc: dict) -> dict:
+    """The gradient op's outputs without the gradients nobody needs. In a list slot ('X@GRAD*') a
+    needed gradient keeps its position: the ones around it are written to '@EMPTY@', as in Paddle."""
+    opdef = get_op_def(desc["type"])
+    outputs = {}
+    for slot, names in desc["outputs"].items():
+        if not any(names):
+            continue
+        if opdef.output_slot(slot).duplicable and not all(names):
+            if not block.has_var(EMPTY_VAR):
+                block.create_var(EMPTY_VAR, stop_gradient=True)
+            outputs[slot] = [n or EMPTY_VAR for n in names]
+        else:
+            outputs[slot] = [n for n in names if n]
+    return outputs
 
 
 def _mark_loss_op(block: Block, name: str) -> None:

@@ -15,10 +15,11 @@ CASES: dict[str, list[Case]] = {}
 @dataclass
 class Case:
     op_type: str
-    inputs: dict[str, Any]  # slot -> array, or list of arrays for a duplicable slot
+    inputs: dict[str, Any]  # slot -> array or LoDTensor, or a list of them for a duplicable slot
     attrs: dict[str, Any] = field(default_factory=dict)
     outputs: dict[str, int] = field(default_factory=lambda: {"Out": 1})  # slot -> number of variables
-    reference: Callable[..., dict] | None = None  # NumPy oracle: (**inputs, **attrs) -> {slot: array}
+    # NumPy oracle: (**inputs, **attrs) -> {slot: array, or a LoDTensor whose LoD is checked too}
+    reference: Callable[..., dict] | None = None
     no_grad: tuple[str, ...] = ()  # input slots not checked against finite differences
     loss_outputs: tuple[str, ...] | None = None  # output slots the gradient check sums (default: all float)
     atol: float = 1e-6
@@ -45,4 +46,4 @@ def positive(*shape, seed=0):
 
 
 # the family modules register their cases on import
-from . import collective, math, nn, tensor  # noqa: E402,F401
+from . import collective, math, nn, sequence, tensor  # noqa: E402,F401

@@ -148,3 +148,44 @@ case(
     name="soft",
     reference=lambda Logits, Label, **a: {"Loss": -(Label * np.log(_softmax(Logits))).sum(1, keepdims=True)},
 )
+
+# binary losses over probabilities: kept inside (0, 1), away from the clipping, for finite differences
+_p = rand(5, 1, low=0.1, high=0.9, seed=11)
+_hard = np.array([[1.0], [0.0], [1.0], [0.0], [1.0]])
+_soft = rand(5, 1, low=0.0, high=1.0, seed=12)
+
+
+def _log_loss_ref(Predicted, Labels, epsilon):
+    return {"Loss": -Labels * np.log(Predicted + epsilon) - (1 - Labels) * np.log(1 - Predicted + epsilon)}
+
+
+case(
+    "log_loss",
+    {"Predicted": _p, "Labels": _hard},
+    outputs={"Loss": 1},
+    no_grad=("Labels",),
+    reference=_log_loss_ref,
+)
+case(
+    "log_loss",
+    {"Predicted": _p, "Labels": _soft},
+    attrs={"epsilon": 0.05},
+    outputs={"Loss": 1},
+    no_grad=("Labels",),
+    name="soft_label_epsilon",
+    reference=_log_loss_ref,
+)
+
+
+def _bce_ref(X, Label):
+    return {"Out": -(Label * np.log(X) + (1 - Label) * np.log(1 - X))}
+
+
+case("bce_loss", {"X": _p, "Label": _hard}, no_grad=("Label",), reference=_bce_ref)
+case(
+    "bce_loss",
+    {"X": rand(2, 3, 2, low=0.1, high=0.9, seed=13), "Label": rand(2, 3, 2, low=0.0, high=1.0, seed=14)},
+    no_grad=("Label",),
+    name="soft_label_3d",
+    reference=_bce_ref,
+)
