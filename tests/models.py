@@ -53,6 +53,31 @@ def mlp(optimizer_factory, hidden=(512, 512), classes=10, seed=3):
     return main, startup, image, label, loss, acc
 
 
+SPARSE_SLOTS, SPARSE_VOCAB, SPARSE_WIDTH = 3, 5000, 4  # 20,000 elements: one block per pserver
+
+
+def sparse_ctr(optimizer_factory, seed=5, is_sparse=True):
+    """A tiny CTR model: SPARSE_SLOTS id columns looked up in one table "table" (is_sparse: in
+    parameter-server training it lives on the pservers), concatenated with a dense column, a
+    hidden layer and softmax cross entropy. Returns (main, startup, loss)."""
+    main, startup = Program(), Program()
+    main.random_seed = startup.random_seed = seed
+    with program_guard(main, startup), unique_name.guard():
+        slots = [fluid.layers.data(name=f"C{i}", shape=[1], dtype="int64") for i in range(SPARSE_SLOTS)]
+        dense = fluid.layers.data(name="dense", shape=[2], dtype="float32")
+        label = fluid.layers.data(name="label", shape=[1], dtype="int64")
+        attr = fluid.ParamAttr(name="table", initializer=fluid.initializer.Uniform(-0.1, 0.1))
+        embs = [
+            fluid.layers.embedding(s, size=[SPARSE_VOCAB, SPARSE_WIDTH], is_sparse=is_sparse, param_attr=attr)
+            for s in slots
+        ]
+        hidden = fluid.layers.fc(fluid.layers.concat(embs + [dense], axis=1), size=16, act="relu")
+        predict = fluid.layers.fc(hidden, size=2, act="softmax")
+        loss = fluid.layers.mean(fluid.layers.cross_entropy(predict, label))
+        optimizer_factory().minimize(loss)
+    return main, startup, loss
+
+
 def housing_batches(batch_size=20, epochs=1):
     reader = paddle.batch(paddle.dataset.uci_housing.train(), batch_size)
     for _ in range(epochs):
@@ -79,6 +104,13 @@ def global_batches(model: str, steps: int, rows: int, seed: int = 5):
         if model == "fit_a_line":
             x = rng.normal(size=(rows, 13)).astype("float32")
             yield {"x": x, "y": (x.sum(axis=1, keepdims=True) * 0.3 + 1).astype("float32")}
+        elif model == "sparse":  # 60 ids spread over the table; a third of them click in the first slot
+            ids = rng.integers(0, 60, size=(SPARSE_SLOTS, rows, 1)) * (SPARSE_VOCAB // 60)
+            score = (ids[0] < 20 * (SPARSE_VOCAB // 60)) + (ids[1] < 20 * (SPARSE_VOCAB // 60)) / 2
+            feed = {f"C{i}": ids[i] for i in range(SPARSE_SLOTS)}
+            feed["dense"] = rng.normal(size=(rows, 2)).astype("float32")
+            feed["label"] = (score >= 1).astype("int64")
+            yield feed
         else:
             label = rng.integers(0, 10, size=rows)
             image = centers[label] + rng.normal(0, 2.0, size=(rows, 784)).astype("float32")

@@ -1,5 +1,7 @@
 """Walks the op registry: every op runs against a NumPy oracle, and every differentiable op's gradient
-matches central finite differences in float64. An op without a case fails here."""
+matches central finite differences in float64. An op without a case fails here. An input given as a
+LoDTensor is fed to a variable with as many LoD levels; outputs are compared on their rows, and on
+their LoD where the reference gives one."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from op_cases import CASES, Case
 import fleetgraph.ops  # noqa: F401  (registers the ops)
 from fleetgraph.executor import Executor, Scope
 from fleetgraph.ir import Program, registered_ops
+from fleetgraph.ops.lod_tensor import LoDTensor
 from fleetgraph.transpiler import gradients
 
 # Ops checked elsewhere, with the test that covers them.
@@ -22,6 +25,8 @@ COVERED_ELSEWHERE = {
     "momentum": "test_optimizers.py (one step against a NumPy update)",
     "adam": "test_optimizers.py (one step against a NumPy update)",
     "adagrad": "test_optimizers.py (one step against a NumPy update)",
+    "fake_init": "test_sparse_table.py::test_fake_init_gives_a_shape_without_memory",
+    "lookup_sparse_table_init": "test_sparse_table.py::test_a_lazy_table_grows_rows_equal_to_the_dense_init",
 }
 
 ALL_CASES = [c for cases in CASES.values() for c in cases]
@@ -53,7 +58,7 @@ def test_every_grad_op_is_registered_with_a_kernel():
 
 
 def _build(case: Case):
-    """A program holding the op under test, its inputs as float64 data variables."""
+    """A program holding the op under test, its inputs as data variables (with LoD where given)."""
     prog = Program()
     block = prog.global_block()
     feed, ins = {}, {}
@@ -61,12 +66,17 @@ def _build(case: Case):
         values = value if isinstance(value, list) else [value]
         names = []
         for i, v in enumerate(values):
-            v = np.asarray(v)
+            rows = np.asarray(v)
             name = f"{slot.lower()}_{i}"
             block.create_var(
-                name, v.shape, v.dtype.name, is_data=True, stop_gradient=slot in case.no_grad or v.dtype.kind != "f"
+                name,
+                rows.shape,
+                rows.dtype.name,
+                lod_level=len(v.levels) if isinstance(v, LoDTensor) else 0,
+                is_data=True,
+                stop_gradient=slot in case.no_grad or rows.dtype.kind != "f",
             )
-            feed[name] = v
+            feed[name] = v if isinstance(v, LoDTensor) else rows
             names.append(name)
         ins[slot] = names
     outs = {
@@ -77,8 +87,18 @@ def _build(case: Case):
     return prog, block, op, feed, outs
 
 
-def _run(prog, feed, fetch):
-    return Executor().run(prog, feed=feed, fetch_list=fetch, scope=Scope())
+def _run(prog, feed, fetch) -> list[LoDTensor]:
+    """The fetched values as LoDTensors: rows in `.data`, LoD (if any) in `.levels`."""
+    return Executor().run(prog, feed=feed, fetch_list=fetch, scope=Scope(), return_numpy=False)
+
+
+def _rows(prog, feed, fetch) -> list[np.ndarray]:
+    return [v.data for v in _run(prog, feed, fetch)]
+
+
+def _with_rows(value, rows):
+    """A fed value with other rows: a LoDTensor keeps its LoD."""
+    return value.with_data(rows) if isinstance(value, LoDTensor) else rows
 
 
 @pytest.mark.parametrize("case", ALL_CASES, ids=[c.id for c in ALL_CASES])
@@ -92,7 +112,11 @@ def test_forward_matches_numpy(case: Case):
         got = _run(prog, feed, names)
         expected = expected if isinstance(expected, list) else [expected]
         for g, e in zip(got, expected):
-            np.testing.assert_allclose(g, e, rtol=case.rtol, atol=case.atol, err_msg=f"{case.id} {slot}")
+            if isinstance(e, LoDTensor):
+                assert g.lod() == e.lod(), f"{case.id} {slot}: LoD {g.lod()}, expected {e.lod()}"
+            np.testing.assert_allclose(
+                g.data, np.asarray(e), rtol=case.rtol, atol=case.atol, err_msg=f"{case.id} {slot}"
+            )
 
 
 GRAD_CASES = [c for c in ALL_CASES if registered_ops()[c.op_type].differentiable]
@@ -104,7 +128,7 @@ def test_gradient_matches_central_differences(case: Case):
     loss_slots = case.loss_outputs or tuple(outs)
     loss_vars = [n for s in loss_slots for n in outs[s]]
     rng = np.random.default_rng(1)
-    values = dict(zip(loss_vars, _run(prog, feed, loss_vars)))
+    values = dict(zip(loss_vars, _rows(prog, feed, loss_vars)))
     weights = {}
     terms = []
     for n in loss_vars:
@@ -126,10 +150,10 @@ def test_gradient_matches_central_differences(case: Case):
         if np.asarray(feed[n]).dtype.kind == "f"
     ]
     grads = gradients([loss], [block.var(n) for n in wrt])
-    analytic = _run(prog, feed, [g.name for g in grads])
+    analytic = _rows(prog, feed, [g.name for g in grads])
 
     def loss_at(f):
-        return float(_run(prog, f, [loss.name])[0][0])
+        return float(_rows(prog, f, [loss.name])[0][0])
 
     eps = 1e-6
     for name, got in zip(wrt, analytic):
@@ -139,5 +163,6 @@ def test_gradient_matches_central_differences(case: Case):
             plus, minus = x.copy(), x.copy()
             plus[idx] += eps
             minus[idx] -= eps
+            plus, minus = _with_rows(feed[name], plus), _with_rows(feed[name], minus)
             numeric[idx] = (loss_at({**feed, name: plus}) - loss_at({**feed, name: minus})) / (2 * eps)
         np.testing.assert_allclose(got, numeric, rtol=1e-5, atol=1e-6, err_msg=f"{case.id}: d loss / d {name}")

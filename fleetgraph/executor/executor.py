@@ -198,7 +198,8 @@ def _where(step: _Step, env: dict) -> str:
         value = env.get(name)
         if value is None:
             return f"{name!r} (no value)"
-        return f"{name!r} {fmt_shape(np.shape(value))} {getattr(value, 'dtype', type(value).__name__)}"
+        rows = value.data if isinstance(value, LoDTensor) else value
+        return f"{name!r} {fmt_shape(np.shape(rows))} {getattr(value, 'dtype', type(value).__name__)}"
 
     ins = ", ".join(f"{slot}=" + ", ".join(describe(n) for n in names) for slot, names in step.op.inputs.items())
     return f"op {step.index} ({step.op.type}) in block {step.op.block.idx} with inputs {ins or 'none'}"

@@ -8,7 +8,7 @@ from ..ir import unique_name
 from ..ir.dtypes import convert_dtype
 from ..ir.errors import FleetgraphError
 from ..ir.framework import default_main_program, default_startup_program
-from ..ir.program import Parameter, Variable
+from ..ir.program import Parameter, Variable, VarType
 from ..param_attr import ParamAttr
 
 
@@ -29,7 +29,9 @@ class LayerHelper:
     def block(self):
         return self.main_program.current_block()
 
-    def create_parameter(self, attr, shape, dtype="float32", is_bias=False, default_initializer=None) -> Parameter:
+    def create_parameter(
+        self, attr, shape, dtype="float32", is_bias=False, default_initializer=None, type=VarType.DENSE_TENSOR
+    ) -> Parameter:
         """A parameter in the main program and its twin plus init op in the startup program."""
         attr = ParamAttr._to_attr(attr)
         if attr is False:
@@ -45,7 +47,10 @@ class LayerHelper:
         if main.has_var(name):
             return main.var(name)  # a shared parameter: reuse it
         kw = dict(
-            trainable=attr.trainable, regularizer=attr.regularizer, optimize_attr={"learning_rate": attr.learning_rate}
+            trainable=attr.trainable,
+            regularizer=attr.regularizer,
+            optimize_attr={"learning_rate": attr.learning_rate},
+            type=type,
         )
         param = main.create_parameter(name, shape, dtype, initializer=init, **kw)
         startup = self.startup_program.global_block()

@@ -8,6 +8,7 @@ from ..initializer import Constant, Normal
 from ..ir import unique_name
 from ..ir.errors import FleetgraphError
 from ..ir.framework import default_main_program
+from ..ir.program import VarType
 from ..param_attr import ParamAttr
 from .helper import LayerHelper
 
@@ -54,16 +55,23 @@ def static_fc(x, size, num_flatten_dims=1, weight_attr=None, bias_attr=None, act
     return fc(x, size, num_flatten_dims, weight_attr, bias_attr, activation, name)
 
 
-def _embedding(op_type, input, size, is_sparse, is_distributed, padding_idx, param_attr, dtype):
+def _embedding(op_type, input, size, is_sparse, is_distributed, padding_idx, param_attr, dtype, table=False):
     helper = LayerHelper("embedding")
-    w = helper.create_parameter(param_attr, list(size), dtype)
+    kind = {"type": VarType.SELECTED_ROWS} if table else {}
+    w = helper.create_parameter(param_attr, list(size), dtype, **kind)
     pad = -1 if padding_idx is None else (padding_idx if padding_idx >= 0 else size[0] + padding_idx)
     out = helper.create_variable_for_type_inference(dtype)
     helper.append_op(
         op_type,
         {"W": [w], "Ids": [input]},
         {"Out": [out]},
-        {"is_sparse": is_sparse, "is_distributed": is_distributed, "padding_idx": pad},
+        {
+            "is_sparse": is_sparse,
+            "is_distributed": is_distributed,
+            # Paddle's mark of a table that parameter-server training keeps on the pservers
+            "remote_prefetch": table or (is_sparse and not is_distributed),
+            "padding_idx": pad,
+        },
     )
     return out
 
@@ -78,6 +86,33 @@ def embedding_v2(
 ):
     """`fluid.embedding` / `paddle.static.nn.embedding`: ids of any shape -> ids.shape + [size[1]]."""
     return _embedding("lookup_table_v2", input, size, is_sparse, is_distributed, padding_idx, param_attr, dtype)
+
+
+def sparse_embedding(
+    input,
+    size,
+    padding_idx=None,
+    is_test=False,
+    entry=None,
+    table_class="MemorySparseTable",
+    param_attr=None,
+    dtype="float32",
+    slot=None,
+):
+    """`paddle.static.nn.sparse_embedding`: an embedding whose table parameter-server training keeps on
+    the pservers only, grown as ids touch it (lookup_table with a SELECTED_ROWS table, as Paddle's).
+    In one process it is an ordinary embedding with sparse gradients."""
+    if entry is not None:
+        raise FleetgraphError(
+            "sparse_embedding: entry (admission of new ids by count or probability) is not supported; "
+            "expected None: every id gets a row"
+        )
+    if table_class not in ("CommonSparseTable", "SSDSparseTable", "MemorySparseTable"):
+        raise FleetgraphError(
+            f"sparse_embedding: table_class {table_class!r}; expected CommonSparseTable, SSDSparseTable or "
+            "MemorySparseTable"
+        )
+    return _embedding("lookup_table", input, size, True, True, padding_idx, param_attr, dtype, table=True)
 
 
 def conv2d(

@@ -11,6 +11,7 @@ from . import (  # noqa: F401
     optimizer,
     reader,
     sequence,
+    table,
     tensor,
 )
 from .selected_rows import SelectedRows

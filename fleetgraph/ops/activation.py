@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..ir import make_grad_op, register_op
 from ._common import normalize_axis, same_shape
+from .sparse_table import RowFunction, SparseTable
 
 
 def _unary(name, forward, backward=None, grad_uses="Out", attrs=None):
@@ -47,4 +48,12 @@ _unary("exp", lambda xp, x: xp.exp(x), lambda xp, out, dout: dout * out)
 _unary("log", lambda xp, x: xp.log(x), lambda xp, x, dout: dout / x, grad_uses="X")
 _unary("sqrt", lambda xp, x: xp.sqrt(x), lambda xp, out, dout: dout * 0.5 / out)
 _unary("abs", lambda xp, x: xp.abs(x), lambda xp, x, dout: dout * xp.sign(x), grad_uses="X")
-_unary("sign", lambda xp, x: xp.sign(x))
+
+
+def _sign(xp, x):
+    if isinstance(x, (SparseTable, RowFunction)):  # L1 decay of a table: evaluated at a gradient's rows
+        return RowFunction.of(x, xp.sign)
+    return xp.sign(x)
+
+
+_unary("sign", _sign)

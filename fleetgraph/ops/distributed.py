@@ -13,15 +13,18 @@ import numpy as np
 from ..ir import InferContext, register_op
 from ..ir.errors import fmt_shape
 from .selected_rows import SelectedRows
+from .sparse_table import SparseTable
 
 _RPC_ATTRS = {"epmap": [], "trainer_id": 0}
 
 
 def _send(xp, xs, *, epmap, trainer_id, sections, send_varnames, merge_add, is_sparse, height_sections, k_steps, ctx):
-    if len(send_varnames) != len(xs if not k_steps else sections):
+    if len(send_varnames) != (len(sections) if k_steps else len(xs)):
         raise ValueError(f"send: {len(send_varnames)} send_varnames for {len(xs)} values; expected one name each")
     client, names = ctx.comm.ps_client(), send_varnames
-    if k_steps:  # GEO: X is the parameter itself; every k_steps its change goes out
+    if k_steps and isinstance(xs[0], SparseTable):  # GEO of a table: X is [table, its sparse gradient]
+        client.geo_table_step(names[0], xs[0], xs[1], epmap, sections, names, k_steps, trainer_id)
+    elif k_steps:  # GEO: X is the parameter itself; every k_steps its change goes out
         client.geo_step(names[0], xs[0], epmap, sections, names, k_steps, trainer_id)
     elif merge_add:
         client.send_merged(names, xs, epmap, trainer_id)

@@ -6,6 +6,7 @@ from ..ir import InferContext, make_grad_op, register_op
 from ..ir.errors import fmt_shape
 from ._common import aligned_y_shape, broadcast_dims, normalize_axis, prod, same_shape
 from .selected_rows import SelectedRows, merge_dense
+from .sparse_table import RowFunction, SparseTable
 
 # -- elementwise --------------------------------------------------------------------------------
 
@@ -268,6 +269,10 @@ register_op(
 
 
 def _scale_kernel(xp, x, *, scale, bias, bias_after_scale):
+    if isinstance(x, (SparseTable, RowFunction)):  # weight decay of a table: evaluated at a gradient's rows
+        return RowFunction.of(
+            x, lambda v: _scale_kernel(xp, v, scale=scale, bias=bias, bias_after_scale=bias_after_scale)
+        )
     if isinstance(x, SelectedRows):  # a sparse gradient scaled on a pserver
         return SelectedRows(
             x.rows, _scale_kernel(xp, x.value, scale=scale, bias=bias, bias_after_scale=bias_after_scale), x.height
@@ -317,6 +322,17 @@ def _sum_infer(ctx: InferContext) -> None:
 
 
 def _sum_kernel(xp, xs):
+    if isinstance(xs[0], SparseTable):  # a GEO pserver adds sparse deltas into its table, in place
+        table = xs[0]
+        for rows in xs[1:]:
+            positions = table.positions(rows.rows)  # first: it may grow the table
+            xp.add.at(table.values, positions, rows.value)
+        return table
+    if any(isinstance(x, RowFunction) for x in xs):  # a table's sparse gradient plus its weight decay
+        grad = merge_dense(xp, [x for x in xs if not isinstance(x, RowFunction)]).merged(xp)
+        for f in (x for x in xs if isinstance(x, RowFunction)):
+            grad.value += f.at(grad.rows)
+        return grad
     return merge_dense(xp, xs)  # dense arrays and SelectedRows alike
 
 

@@ -7,6 +7,7 @@ import numpy as np
 from ..ir import InferContext, make_grad_op, register_op
 from ..ir.errors import fmt_shape
 from .selected_rows import SelectedRows
+from .sparse_table import SparseTable
 
 # -- window geometry shared by conv2d and pool2d ---------------------------------------------------
 
@@ -608,7 +609,7 @@ def _not_padding(xp, flat, padding_idx):
 def _lookup(v2: bool):
     def kernel(xp, w, ids, *, is_sparse, is_distributed, padding_idx, remote_prefetch):
         flat, shape = _flat_ids(xp, w, ids, v2)
-        out = xp.take(w, flat, axis=0)
+        out = w.lookup(flat) if isinstance(w, SparseTable) else xp.take(w, flat, axis=0)
         keep = _not_padding(xp, flat, padding_idx)
         return (out if keep is None else out * keep).reshape(shape)
 
@@ -623,6 +624,8 @@ def _lookup_grad(v2: bool):
         rows = rows if keep is None else rows * keep
         if is_sparse:
             return SelectedRows(flat, xp.ascontiguousarray(rows), w.shape[0])
+        if isinstance(w, SparseTable):
+            raise TypeError("a sparse table's gradient must be sparse; expected is_sparse=True")
         dw = xp.zeros_like(w)
         xp.add.at(dw, flat, rows)
         return dw

@@ -1,5 +1,12 @@
 """Optimizer ops: sgd, momentum, adam, adagrad. They update Param and their state in place, as
-Paddle's do (ParamOut shares Param's buffer); a sparse (SelectedRows) gradient updates only its rows."""
+Paddle's do (ParamOut shares Param's buffer). A sparse (SelectedRows) gradient of a dense parameter
+touches the rows Paddle's kernels touch: SGD and Adagrad its rows, Momentum and non-lazy Adam every
+row (their state decays everywhere), lazy Adam its rows.
+
+A SparseTable parameter (a table on the pservers, or a GEO trainer's copy) has only the rows ids have
+touched; its state follows its rows. The same kernels run on the rows that exist, the gradient
+renumbered to their positions: a row that never existed has zero state and no gradient, so no
+kernel would move it, and the table trains exactly as the dense parameter would."""
 
 from __future__ import annotations
 
@@ -8,6 +15,7 @@ import math
 from ..ir import InferContext, register_op
 from ..ir.errors import fmt_shape
 from .selected_rows import SelectedRows, to_dense
+from .sparse_table import SparseTable
 
 
 def _scalar(a) -> float:
@@ -20,7 +28,23 @@ def _check_grad(ctx: InferContext) -> None:
         raise ctx.error(f"Grad '{g.name}' {fmt_shape(g.shape)} does not match Param '{p.name}' {fmt_shape(p.shape)}")
 
 
+def _on_table(xp, param: SparseTable, grad, *state) -> SelectedRows:
+    """A table's sparse gradient as rows of its `values` (and of its state's, which follow it)."""
+    if not isinstance(grad, SelectedRows):
+        raise TypeError(
+            f"the parameter is a sparse table of {param.height} rows; expected a sparse (SelectedRows) "
+            f"gradient, got a dense {type(grad).__name__}"
+        )
+    positions = param.positions(grad.rows)
+    for table in state:
+        table.follow(param)
+    return SelectedRows(positions, grad.value, len(param))
+
+
 def _sgd(xp, param, grad, lr):
+    if isinstance(param, SparseTable):
+        _sgd(xp, param.values, _on_table(xp, param, grad), lr)
+        return param
     lr = _scalar(lr)
     if isinstance(grad, SelectedRows):
         xp.subtract.at(param, grad.rows, grad.value * param.dtype.type(lr))
@@ -32,6 +56,11 @@ def _sgd(xp, param, grad, lr):
 def _momentum(
     xp, param, grad, velocity, lr, *, mu, use_nesterov, regularization_method, regularization_coeff, rescale_grad
 ):
+    if isinstance(param, SparseTable):
+        kw = dict(mu=mu, use_nesterov=use_nesterov, rescale_grad=rescale_grad)
+        kw.update(regularization_method=regularization_method, regularization_coeff=regularization_coeff)
+        _momentum(xp, param.values, _on_table(xp, param, grad, velocity), velocity.values, lr, **kw)
+        return param, velocity
     g = to_dense(xp, grad)
     if rescale_grad != 1.0:
         g = g * param.dtype.type(rescale_grad)
@@ -48,6 +77,11 @@ def _momentum(
 
 
 def _adam(xp, param, grad, lr, m1, m2, b1pow, b2pow, *, beta1, beta2, epsilon, lazy_mode):
+    if isinstance(param, SparseTable):
+        g = _on_table(xp, param, grad, m1, m2)
+        kw = dict(beta1=beta1, beta2=beta2, epsilon=epsilon, lazy_mode=lazy_mode)
+        _adam(xp, param.values, g, lr, m1.values, m2.values, b1pow, b2pow, **kw)
+        return param, m1, m2, b1pow, b2pow
     t = param.dtype.type
     b1p, b2p = _scalar(b1pow), _scalar(b2pow)
     lr_t = _scalar(lr) * math.sqrt(1 - b2p) / (1 - b1p)
@@ -74,6 +108,9 @@ def _adam(xp, param, grad, lr, m1, m2, b1pow, b2pow, *, beta1, beta2, epsilon, l
 
 
 def _adagrad(xp, param, grad, moment, lr, *, epsilon):
+    if isinstance(param, SparseTable):
+        _adagrad(xp, param.values, _on_table(xp, param, grad, moment), moment.values, lr, epsilon=epsilon)
+        return param, moment
     t = param.dtype.type
     if isinstance(grad, SelectedRows):
         sr = grad.merged(xp)

@@ -1,7 +1,28 @@
 """`paddle.static.nn`: the layer functions with their 2.x names."""
 
-from ..layers.nn import batch_norm, conv2d, pool2d
+from ..layers.nn import batch_norm, conv2d, pool2d, sparse_embedding
 from ..layers.nn import embedding_v2 as embedding
 from ..layers.nn import static_fc as fc
+from ..layers.sequence import (
+    sequence_concat,
+    sequence_expand,
+    sequence_first_step,
+    sequence_last_step,
+    sequence_pool,
+    sequence_reshape,
+)
 
-__all__ = ["batch_norm", "conv2d", "embedding", "fc", "pool2d"]
+__all__ = [
+    "batch_norm",
+    "conv2d",
+    "embedding",
+    "fc",
+    "pool2d",
+    "sequence_concat",
+    "sequence_expand",
+    "sequence_first_step",
+    "sequence_last_step",
+    "sequence_pool",
+    "sequence_reshape",
+    "sparse_embedding",
+]

@@ -3,7 +3,8 @@
 One `DistPlan` is computed from the program and the config, and both the trainer and the pserver
 builders read it, so the two sides cannot disagree. Steps of `make_plan`:
   1. find the (param, grad) pairs from the optimize ops, in their order (sorted by name, as Paddle's
-     optimizer emits them);
+     optimizer emits them), and which parameters are distributed tables: embeddings looked up
+     sparsely, which only the pservers hold (Paddle's remote-prefetch tables);
   2. cut each parameter into row blocks (Paddle's `slice_variable`: at most one block per pserver,
      at least `min_block_size` elements each, whole rows);
   3. dispatch the blocks, in order, to the pservers with the split method.
@@ -91,10 +92,17 @@ class ParamPlan:
     dtype: str
     sparse: bool
     blocks: list[VarBlock] = field(default_factory=list)
+    # a distributed table: only the pservers hold it, each block's rows created as ids touch them;
+    # trainers fetch the rows of a batch (distributed_lookup_table) and push their sparse gradients
+    table: bool = False
 
     @property
     def sections(self) -> list[int]:
         return [b.rows for b in self.blocks]
+
+    def row_bytes(self) -> int:
+        """Bytes of one row of the parameter."""
+        return math.prod(self.shape[1:]) * _itemsize(self.dtype)
 
 
 @dataclass
@@ -122,11 +130,22 @@ class DistPlan:
         """Sync training with several trainers names each trainer's gradient copies apart."""
         return trainer_id if self.sync and self.trainers > 1 else None
 
+    @property
+    def tables(self) -> list[ParamPlan]:
+        return [p for p in self.params if p.table]
+
     def bytes_per_step(self, endpoint: str) -> tuple[int, int]:
-        """(bytes each trainer sends to, bytes it receives from) `endpoint` in one step (dense upper
-        bound for sparse gradients)."""
-        total = sum(b.numel * _itemsize(p.dtype) for p, b in self.blocks_on(endpoint))
+        """(bytes each trainer sends to, bytes it receives from) `endpoint` in one step for the
+        parameters that travel whole (an upper bound for a sparse gradient); a table's traffic
+        depends on the ids of the batch instead (`bytes_per_id`)."""
+        total = sum(b.numel * _itemsize(p.dtype) for p, b in self.blocks_on(endpoint) if not p.table)
         return total, total
+
+    def bytes_per_id(self, endpoint: str) -> tuple[int, int]:
+        """(bytes sent, bytes received) per distinct id of a batch that falls in a table block on
+        `endpoint`: the id asked for and its gradient row pushed (id + row), the row received."""
+        rows = [p.row_bytes() for p, b in self.blocks_on(endpoint) if p.table]
+        return sum(8 + 8 + r for r in rows), sum(rows)
 
     def __str__(self) -> str:
         lines = [
@@ -135,12 +154,15 @@ class DistPlan:
         ]
         for ep in self.endpoints:
             sent, received = self.bytes_per_step(ep)
+            id_sent, id_received = self.bytes_per_id(ep)
+            per_id = (f" + {id_sent} B", f" + {id_received} B") if id_sent else ("", "")
             lines.append(
-                f"  pserver {ep}: sends {_fmt_bytes(sent)}/step to it, "
-                f"receives {_fmt_bytes(received)}/step from it (per trainer)"
+                f"  pserver {ep}: sends {_fmt_bytes(sent)}{per_id[0]}/step to it, "
+                f"receives {_fmt_bytes(received)}{per_id[1]}/step from it (per trainer"
+                + (", per distinct id of a batch in its tables)" if id_sent else ")")
             )
             for p, b in self.blocks_on(ep):
-                kind = ", sparse" if p.sparse else ""
+                kind = ", distributed table" if p.table else ", sparse" if p.sparse else ""
                 lines.append(
                     f"    {b.name}: rows {b.offset}:{b.offset + b.rows} of {p.param} "
                     f"{list(p.shape)} -> {list(b.shape)} {p.dtype}{kind}"
@@ -178,6 +200,35 @@ def params_grads_of(program: Program) -> list[tuple[str, str]]:
     return pairs
 
 
+LOOKUP_OPS = ("lookup_table", "lookup_table_v2")
+
+
+def distributed_tables(program: Program) -> set[str]:
+    """Tables the pservers hold alone: the W of lookups with is_sparse (Paddle's `remote_prefetch`,
+    `is_distributed` and `sparse_embedding` tables all are), or a SELECTED_ROWS parameter."""
+    block, sparse, dense = program.global_block(), {}, set()
+    for op in block.ops:
+        if op.type not in LOOKUP_OPS:
+            continue
+        w = op.input("W")[0]
+        if op.attrs.get("is_sparse") or block.var(w).type == VarType.SELECTED_ROWS:
+            sparse.setdefault(w, op)
+        elif op.attrs.get("is_distributed"):
+            raise FleetgraphError(
+                f"transpile: embedding {w!r} has is_distributed=True but is_sparse=False; a table the "
+                "pservers hold takes sparse gradients, expected is_sparse=True"
+            )
+        else:
+            dense.add(w)
+    both = sorted(dense & set(sparse))
+    if both:
+        raise FleetgraphError(
+            f"transpile: table {both[0]!r} is looked up both sparsely and densely; expected every lookup of "
+            "one table to set the same is_sparse"
+        )
+    return set(sparse)
+
+
 def slice_rows(shape: tuple[int, ...], slice_count: int, min_block_size: int) -> list[int]:
     """Rows per block, as Paddle's slice_variable: blocks of about numel / count elements, at least
     min_block_size, rounded up to whole rows."""
@@ -208,6 +259,7 @@ def make_plan(
 ) -> DistPlan:
     block = program.global_block()
     params = []
+    tables = distributed_tables(program)
     for param, grad in params_grads_of(program):  # step 1
         var = block.var(param)
         grad_var = block._find_var_recursive(grad)
@@ -219,7 +271,7 @@ def make_plan(
             if slice_var_up and var.shape
             else [var.shape[0] if var.shape else 1]
         )
-        plan = ParamPlan(param, grad, var.shape, var.dtype, sparse)
+        plan = ParamPlan(param, grad, var.shape, var.dtype, sparse, table=param in tables)
         offset = 0
         for i, rows in enumerate(sections):  # step 2
             shape = (rows,) + tuple(var.shape[1:]) if var.shape else ()

@@ -14,7 +14,9 @@ Steps of `build_pserver_program`:
 `build_pserver_startup` keeps the startup's init ops of the variables this pserver holds. For a
 sliced variable a constant init is cut to the block's shape; a random one draws the whole variable
 (its stream is keyed by the variable's name) and a `slice` keeps the block's rows, so the blocks
-hold exactly the values a single process would start from.
+hold exactly the values a single process would start from. A distributed table's block, and the
+optimizer state shaped like it, is a `lookup_sparse_table_init` instead: rows appear as ids touch
+them, each with the value the whole variable's init gives it.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from ..ir import FleetgraphError, OpRole, Program, get_op_def, verify
 from ..ir.errors import close_matches
 from ..ir.program import Block, Operator, Variable
 from .ps_plan import GEO, DistPlan, ParamPlan, VarBlock
+from .ps_table import lazy_init_attrs, table_state_vars
 from .ps_trainer import delta_name
 
 
@@ -37,6 +40,7 @@ class _Served:
     shape: tuple[int, ...]
     sliced: bool
     offset: int = 0  # first row of the block, when sliced
+    table: bool = False  # a block of a distributed table or of its state: grown lazily
 
 
 def build_pserver_program(program: Program, plan: DistPlan, endpoint: str) -> Program:
@@ -91,7 +95,10 @@ def build_pserver_startup(
     for op in source.ops:
         for target in [s for name in op.output_arg_names for s in served.get(name, {}).values()]:
             _declare(block, source.var(target.origin), target)
-            if target.sliced and get_op_def(op.type).random:
+            if target.table:
+                attrs = lazy_init_attrs(op, target.origin, target.shape, target.offset, block.var(target.name).dtype)
+                block.append_op("lookup_sparse_table_init", outputs={"Out": [target.name]}, attrs=attrs)
+            elif target.sliced and get_op_def(op.type).random:
                 _append_random_slice(block, source.var(target.origin), op, target)
             else:
                 block.append_op(
@@ -124,15 +131,16 @@ def _check_endpoint(plan: DistPlan, endpoint: str) -> None:
 
 def _block_ops(origin: Block, plan: DistPlan, p: ParamPlan, b: VarBlock) -> tuple[list[Operator], list[_Served]]:
     """The parameter's optimize ops and the pserver variables they name on block `b` (step 1)."""
+    lazy = set(table_state_vars(origin, p)) if p.table else set()
     if plan.mode == GEO:
-        return [], [_Served(b.name, p.param, b.shape, b.split, b.offset)]
+        return [], [_Served(b.name, p.param, b.shape, b.split, b.offset, p.table)]
     ops = [
         op
         for op in origin.ops
         if op.attrs.get("op_role", 0) & OpRole.Optimize and op.attrs.get("op_role_var", [None])[0] == p.param
     ]
     served = {
-        p.param: _Served(b.name, p.param, b.shape, b.split, b.offset),
+        p.param: _Served(b.name, p.param, b.shape, b.split, b.offset, p.table),
         p.grad: _Served(_merged_grad(plan, p, b), p.grad, b.shape, b.split, b.offset),
     }
     for op in ops:
@@ -141,7 +149,12 @@ def _block_ops(origin: Block, plan: DistPlan, p: ParamPlan, b: VarBlock) -> tupl
                 var = origin.var_recursive(name)
                 sliced = tuple(var.shape) == tuple(p.shape) and b.split
                 served[name] = _Served(
-                    b.sliced(name) if sliced else name, name, b.shape if sliced else var.shape, sliced, b.offset
+                    b.sliced(name) if sliced else name,
+                    name,
+                    b.shape if sliced or name in lazy else var.shape,
+                    sliced,
+                    b.offset,
+                    name in lazy,
                 )
     return ops, list(served.values())
 
@@ -177,7 +190,7 @@ def _declare(block: Block, template: Variable, s: _Served) -> None:
             s.name,
             s.shape,
             template.dtype,
-            type=template.type,
+            type="selected_rows" if s.table else template.type,
             persistable=template.persistable,
             lod_level=template.lod_level,
         )

@@ -7,15 +7,20 @@ Steps of `build_trainer_program`:
      ('w@GRAD.trainer_0');
   3. right after each gradient's last producer, cut it into the plan's blocks (split_byref, or
      split_selected_rows for a sparse gradient) and send the blocks to their pservers; GEO instead
-     sends each parameter after the optimize ops, the runtime turning it into a delta every k steps;
+     sends each parameter after the optimize ops, the runtime turning it into a delta every k steps
+     (a table's send also takes its sparse gradient: the rows touched);
   4. sync: one send_barrier after the last send;
-  5. recv every parameter block (GEO: the runtime pulls after pushing), then sync: fetch_barrier;
+  5. recv every parameter block but the tables' (GEO: the runtime pulls after pushing), then sync:
+     fetch_barrier;
   6. concat the blocks of each sliced parameter back into the parameter;
-  7. drop variables no op names any more, and verify.
+  7. the lookups of each distributed table become one distributed_lookup_table (not in GEO, where
+     the trainer looks up its local copy): see ps_table.py;
+  8. drop variables no op names any more, and verify.
 
 `build_trainer_startup` keeps the startup's init ops of the variables the trainer still uses, then
 receives every parameter from the pservers (steps 5 and 6), so all trainers start from the same
-values.
+values. A distributed table gets a `fake_init` placeholder instead (appended last, as Paddle's); a
+GEO trainer's local copy of a table, and of its optimizer state, grows lazily from the same init.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from __future__ import annotations
 from ..ir import OpRole, Program, verify
 from ..ir.program import Block
 from .ps_plan import GEO, HALF_ASYNC, DistPlan, ParamPlan
+from .ps_table import lazy_init_attrs, replace_lookups, table_state_vars
 
 RPC, DIST = int(OpRole.RPC), int(OpRole.Dist)
 
@@ -45,7 +51,9 @@ def build_trainer_program(program: Program, plan: DistPlan, trainer_id: int) -> 
         block.append_op("send_barrier", attrs={"endpoints": plan.endpoints, "trainer_id": trainer_id, "op_role": RPC})
     if plan.mode != GEO:
         append_recv_params(block, plan, trainer_id, fetch_barrier=plan.sync)  # steps 5 and 6
-    drop_unused_vars(block)  # step 7
+        for p in plan.tables:  # step 7
+            replace_lookups(block, p, trainer_id)
+    drop_unused_vars(block)  # step 8
     return verify(trainer)
 
 
@@ -54,14 +62,36 @@ def build_trainer_startup(startup: Program, trainer_main: Program, plan: DistPla
     block = out.global_block()
     used = {n for b in trainer_main.blocks for op in b.ops for n in op.input_arg_names + op.output_arg_names}
     block.ops = [op for op in block.ops if any(n in used for n in op.output_arg_names)]
+    if plan.mode == GEO:
+        _grow_tables_lazily(block, trainer_main, plan)
+    else:
+        tables = {p.param for p in plan.tables}
+        block.ops = [op for op in block.ops if not set(op.output_arg_names) & tables]
     append_recv_params(block, plan, trainer_id, fetch_barrier=True)
+    for p in plan.tables if plan.mode != GEO else ():
+        block.append_op("fake_init", outputs={"Out": [p.param]}, attrs={"shape": list(p.shape), "dtype": p.dtype})
     drop_unused_vars(block)
     return verify(out)
 
 
+def _grow_tables_lazily(block: Block, trainer_main: Program, plan: DistPlan) -> None:
+    """A GEO trainer's copy of each table (and of the optimizer state shaped like it) starts empty and
+    grows as ids touch it, each row as the variable's init op would fill it."""
+    for p in plan.tables:
+        for name in table_state_vars(trainer_main.global_block(), p):
+            var = block.var(name)
+            var.type = "selected_rows"
+            for i, op in enumerate(block.ops):
+                if op.output_arg_names == [name]:
+                    attrs = lazy_init_attrs(op, name, p.shape, 0, var.dtype)
+                    block._remove_op(i)
+                    block._insert_op(i, "lookup_sparse_table_init", outputs={"Out": [name]}, attrs=attrs)
+                    break
+
+
 def append_recv_params(block: Block, plan: DistPlan, trainer_id: int, *, fetch_barrier: bool) -> None:
     """recv each parameter's blocks (step 5), fetch_barrier, then concat sliced ones (step 6)."""
-    for p in plan.params:
+    for p in [p for p in plan.params if not p.table]:
         names = [b.name for b in p.blocks]
         for b in p.blocks:
             if not block.has_var(b.name):
@@ -81,7 +111,7 @@ def append_recv_params(block: Block, plan: DistPlan, trainer_id: int, *, fetch_b
     if fetch_barrier:
         block.append_op("fetch_barrier", attrs={"endpoints": plan.endpoints, "trainer_id": trainer_id, "op_role": RPC})
     for p in plan.params:
-        if len(p.blocks) > 1:
+        if len(p.blocks) > 1 and not p.table:
             block.append_op(
                 "concat", {"X": [b.name for b in p.blocks]}, {"Out": [p.param]}, {"axis": 0, "op_role": DIST}
             )
@@ -125,7 +155,7 @@ def _insert_send(block: Block, plan: DistPlan, p: ParamPlan, grad: str, trainer_
 def _append_geo_send(block: Block, p: ParamPlan, trainer_id: int, k_steps: int) -> None:
     block.append_op(
         "send",
-        {"X": [p.param]},
+        {"X": [p.param, p.grad] if p.table else [p.param]},
         attrs={
             "epmap": [b.endpoint for b in p.blocks],
             "sections": p.sections,

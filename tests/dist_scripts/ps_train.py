@@ -15,9 +15,10 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from models import fit_a_line_2x, global_batches, mlp  # noqa: E402
+from models import fit_a_line_2x, global_batches, mlp, sparse_ctr  # noqa: E402
 
 import fleetgraph as paddle  # noqa: E402
+from fleetgraph.ops.sparse_table import SparseTable  # noqa: E402
 from fleetgraph.transpiler import DistributeTranspiler, DistributeTranspilerConfig  # noqa: E402
 
 OPTIMIZERS = {"sgd": lambda: paddle.optimizer.SGD(0.05), "adam": lambda: paddle.optimizer.Adam(0.01)}
@@ -28,6 +29,9 @@ def build(model: str, optimizer: str):
     if model == "fit_a_line":
         main, startup, _, _, loss = fit_a_line_2x(seed=11, optimizer=OPTIMIZERS[optimizer]())
         return main, startup, loss, ("x", "y")
+    if model == "sparse":
+        main, startup, loss = sparse_ctr(OPTIMIZERS[optimizer], seed=11)
+        return main, startup, loss, None
     main, startup, _, _, loss, _ = mlp(OPTIMIZERS[optimizer], hidden=(32,), seed=11)
     return main, startup, loss, ("image", "label")
 
@@ -70,6 +74,15 @@ def main() -> None:
         ps_main, ps_startup = t.get_pserver_programs(args.who)
         exe.run(ps_startup)
         exe.run(ps_main)
+        if args.out:  # what this pserver holds: a table block as (its first row, its rows)
+            held = {}
+            for name, value in paddle.static.global_scope().vars.items():
+                if isinstance(value, SparseTable):
+                    held[name], held[name + "@OFFSET"] = value.to_dense(), np.array(value.offset)
+                    held[name + "@ROWS"] = np.array(len(value))
+                elif value is not None and ps_main.global_block().has_var(name):
+                    held[name] = np.array(value)
+            np.savez(args.out, **held)
         return
     steps = dict(tuple(map(int, s.split(":"))) for s in args.batches_for.split(",") if s).get(trainer_id, args.steps)
     exe.run(startup)
@@ -80,7 +93,14 @@ def main() -> None:
         losses.append(float(exe.run(trainer_prog, feed=shard, fetch_list=[loss])[0][0]))
     exe.close()
     scope = paddle.static.global_scope()
-    params = {p.name: np.array(scope.vars[p.name]) for p in main_prog.all_parameters()}
+    on_pservers = {p.param for p in t.plan.tables} if args.mode != "geo" else set()  # trainers hold a placeholder
+    params = {
+        p.name: scope.vars[p.name].to_dense()
+        if isinstance(scope.vars[p.name], SparseTable)
+        else np.array(scope.vars[p.name])
+        for p in main_prog.all_parameters()
+        if p.name not in on_pservers
+    }
     np.savez(args.out, losses=np.array(losses), **params)
     print(f"trainer {trainer_id}: {len(losses)} steps, loss {losses[0]:.4f} -> {losses[-1]:.4f}")
 

@@ -1,9 +1,12 @@
 """A trainer's client of the pservers: one DEALER socket per pserver, requests answered in order.
 
 A call sends every request first and then collects the answers, so requests to different pservers
-proceed in parallel. Half-async sends go to a background thread with sockets of its own, which
-adds up what is pending for a variable and sends the sums. GEO pushes a parameter's change every
-k steps and pulls the merged value back.
+proceed in parallel. Each thread that talks to the pservers (the training threads of
+`train_from_dataset`) has sockets of its own. Half-async sends go to a background thread with
+sockets of its own, which adds up what is pending for a variable and sends the sums. GEO pushes a
+parameter's change every k steps and pulls the merged value back; for a sparse table only the rows
+touched since the last push travel. Rows of a table on the pservers are fetched with `prefetch`.
+`traffic` counts the bytes this process sent and received.
 """
 
 from __future__ import annotations
@@ -15,11 +18,31 @@ import threading
 import numpy as np
 
 from ...ir import FleetgraphError
-from ...ops.selected_rows import merge_dense
+from ...ops.selected_rows import SelectedRows, merge_dense
+from ...ops.sparse_table import SparseTable
 from .config import CommTimeout, rpc_timeout
 from .wire import Kind, WireError, decode, encode
 
 log = logging.getLogger("fleetgraph.comm")
+
+
+class Traffic:
+    """Bytes and messages this process sent to and received from the pservers (frames' payloads and
+    headers, as they leave and arrive)."""
+
+    def __init__(self) -> None:
+        self.sent = self.received = self.messages = 0
+        self._lock = threading.Lock()
+
+    def count(self, sent: int = 0, received: int = 0) -> None:
+        with self._lock:
+            self.sent += sent
+            self.received += received
+            self.messages += 1
+
+    def snapshot(self) -> tuple[int, int, int]:
+        with self._lock:
+            return self.sent, self.received, self.messages
 
 
 class _Connections:
@@ -27,8 +50,9 @@ class _Connections:
     of its requests, so a request posted without waiting (`post`) is checked just before the next
     answer awaited on the same socket."""
 
-    def __init__(self, context) -> None:
+    def __init__(self, context, traffic: Traffic | None = None) -> None:
         self.context = context
+        self.traffic = traffic or Traffic()
         self.sockets: dict[str, object] = {}
         self.unanswered: dict[str, list[tuple[str, str, int]]] = {}
         self.seq = 0
@@ -64,9 +88,17 @@ class _Connections:
             answers.append(self._answer(endpoint, what, name, seq))
         return answers
 
+    def flush(self) -> None:
+        """Check the answers of every request posted without waiting."""
+        for endpoint in list(self.unanswered):
+            for earlier in self.unanswered.pop(endpoint):
+                self._answer(endpoint, *earlier)
+
     def _send(self, endpoint: str, kind: Kind, name: str, value, sender: int) -> int:
         self.seq += 1
-        self.socket(endpoint).send_multipart(encode(kind, name, value, sender=sender, seq=self.seq), copy=False)
+        frames = encode(kind, name, value, sender=sender, seq=self.seq)
+        self.socket(endpoint).send_multipart(frames, copy=False)
+        self.traffic.count(sent=sum(len(f) if isinstance(f, bytes) else f.nbytes for f in frames))
         return self.seq
 
     def _answer(self, endpoint: str, what: str, name: str, seq: int):
@@ -75,8 +107,10 @@ class _Connections:
         sock, timeout = self.socket(endpoint), rpc_timeout()
         if not sock.poll(timeout * 1000, zmq.POLLIN):
             raise CommTimeout(f"{what} {name!r} from {endpoint}: no answer after {timeout} s (FLEETGRAPH_RPC_TIMEOUT)")
+        frames = sock.recv_multipart(copy=False)
+        self.traffic.count(received=sum(f.buffer.nbytes for f in frames))
         try:
-            answer = decode(sock.recv_multipart(copy=False))
+            answer = decode(frames)
         except WireError as e:
             raise FleetgraphError(f"{what} {name!r} from {endpoint}: malformed answer ({e})") from None
         if answer.kind == Kind.ERROR:
@@ -95,9 +129,9 @@ class _Connections:
 class _Merger(threading.Thread):
     """Half-async sending: pending values of one variable are added up and sent as one."""
 
-    def __init__(self, context, sender: int) -> None:
+    def __init__(self, context, sender: int, traffic: Traffic) -> None:
         super().__init__(name="fleetgraph-half-async-sender", daemon=True)
-        self.connections = _Connections(context)
+        self.connections = _Connections(context, traffic)
         self.sender = sender
         self.inbox: queue.Queue = queue.Queue()
         self.error: BaseException | None = None
@@ -148,16 +182,54 @@ class _GeoParam:
         self.array, self.blocks, self.epmap, self.steps = array, blocks, epmap, 0
 
 
+class _GeoTable:
+    """A GEO trainer's copy of a table on the pservers (a SparseTable), the rows' values when last
+    pulled (the base of their deltas; a row never pulled has its initial value), and the ids touched
+    since the last push."""
+
+    def __init__(self, table: SparseTable, names: list[str], epmap: list[str], sections: list[int]) -> None:
+        self.table, self.names, self.epmap, self.sections = table, names, epmap, sections
+        self.base = SparseTable(table.height, table.width, table.dtype, table.init, table.offset)
+        self.touched: list[np.ndarray] = []
+        self.steps = 0
+
+
 class PSClient:
     def __init__(self, context) -> None:
         self.context = context
-        self.connections = _Connections(context)
+        self.traffic = Traffic()
+        self._local = threading.local()
+        self._all_connections: list[_Connections] = []
+        self._lock = threading.RLock()  # the connection list, GEO state (re-entered by GEO pulls)
         self.endpoints: list[str] = []  # every pserver this trainer has talked to
         self.trainer_id = -1
         self.received: dict[str, np.ndarray] = {}  # last value pulled per variable (GEO's base)
-        self.geo: dict[str, _GeoParam] = {}
+        self.geo: dict[str, _GeoParam | _GeoTable] = {}
         self.merger: _Merger | None = None
         self.completed = False
+
+    @property
+    def connections(self) -> _Connections:
+        """This thread's sockets."""
+        conn = getattr(self._local, "connections", None)
+        if conn is None:
+            conn = self._local.connections = _Connections(self.context, self.traffic)
+            with self._lock:
+                self._all_connections.append(conn)
+        return conn
+
+    def finish_thread(self) -> None:
+        """A thread is done talking to the pservers: check its pending answers, close its sockets."""
+        conn = getattr(self._local, "connections", None)
+        if conn is None:
+            return
+        self._local.connections = None
+        with self._lock:
+            self._all_connections.remove(conn)
+        try:
+            conn.flush()
+        finally:
+            conn.close()
 
     def _note(self, endpoints, trainer_id: int) -> None:
         if self.completed:
@@ -179,7 +251,7 @@ class PSClient:
         """Half-async: queue the values; a background thread adds up and sends what is pending."""
         self._note(epmap, trainer_id)
         if self.merger is None:
-            self.merger = _Merger(self.context, trainer_id)
+            self.merger = _Merger(self.context, trainer_id, self.traffic)
             self.merger.start()
         for name, value, ep in zip(names, values, epmap):
             self.merger.push(ep, name, np.array(value) if isinstance(value, np.ndarray) else value)
@@ -191,8 +263,38 @@ class PSClient:
         answers = self.connections.request("recv", [(ep, Kind.GET, n, None) for n, ep in zip(names, epmap)], trainer_id)
         values = [np.array(answer.value) for answer in answers]
         if keep_base:
-            self.received.update((name, value.copy()) for name, value in zip(names, values))
+            with self._lock:
+                self.received.update((name, value.copy()) for name, value in zip(names, values))
         return values
+
+    def prefetch(
+        self,
+        names: list[str],
+        epmap: list[str],
+        sections: list[int],
+        ids: np.ndarray,
+        trainer_id: int,
+        width: int,
+        dtype,
+    ) -> np.ndarray:
+        """Rows `ids` (sorted, distinct, global) of a table cut into blocks `names` of `sections` rows
+        on `epmap`: each pserver is asked for its block's rows only, all at once."""
+        self._note(epmap, trainer_id)
+        bounds = np.cumsum([0, *sections])
+        cuts = np.searchsorted(ids, bounds)
+        parts = [(i, cuts[i], cuts[i + 1]) for i in range(len(names)) if cuts[i + 1] > cuts[i]]
+        items = [(epmap[i], Kind.PREFETCH, names[i], ids[lo:hi] - bounds[i]) for i, lo, hi in parts]
+        answers = self.connections.request("prefetch", items, trainer_id)
+        out = np.empty((len(ids), width), dtype=dtype)
+        for (i, lo, hi), answer in zip(parts, answers):
+            rows = answer.value
+            if not isinstance(rows, np.ndarray) or rows.shape != (hi - lo, width):
+                raise FleetgraphError(
+                    f"prefetch {names[i]!r} from {epmap[i]}: expected rows [{hi - lo}, {width}], got "
+                    f"{list(np.shape(rows))}"
+                )
+            out[lo:hi] = rows
+        return out
 
     def send_barrier(self, endpoints: list[str], trainer_id: int) -> None:
         self._barrier("send_barrier", Kind.SEND_BARRIER, endpoints, trainer_id)
@@ -222,23 +324,53 @@ class PSClient:
         """Count a local step; every k_steps push each block's change since the last pull and pull
         the pservers' merged blocks back into the parameter."""
         self._note(epmap, trainer_id)
-        state = self.geo.get(name)
-        if state is None:
-            bounds = np.cumsum([0] + list(sections))
-            blocks = [(d, d[: -len(".delta")], slice(bounds[i], bounds[i + 1])) for i, d in enumerate(delta_names)]
-            for _, block, _ in blocks:
-                if block not in self.received:
-                    raise FleetgraphError(
-                        f"GEO send {name!r}: block {block!r} was never received from the pservers; "
-                        "run the trainer's startup program first"
-                    )
-            state = self.geo[name] = _GeoParam(param, blocks, list(epmap))
-        state.array = param
-        state.steps += 1
-        if state.steps % k_steps == 0:
-            self._geo_sync(state, pull=True)
+        with self._lock:
+            state = self.geo.get(name)
+            if state is None:
+                state = self.geo[name] = self._geo_param(name, param, epmap, sections, delta_names)
+            state.array = param
+            state.steps += 1
+            if state.steps % k_steps == 0:
+                self._geo_sync(state, pull=True)
 
-    def _geo_sync(self, state: _GeoParam, pull: bool) -> None:
+    def _geo_param(self, name, param, epmap, sections, delta_names) -> _GeoParam:
+        bounds = np.cumsum([0] + list(sections))
+        blocks = [(d, d[: -len(".delta")], slice(bounds[i], bounds[i + 1])) for i, d in enumerate(delta_names)]
+        for _, block, _ in blocks:
+            if block not in self.received:
+                raise FleetgraphError(
+                    f"GEO send {name!r}: block {block!r} was never received from the pservers; "
+                    "run the trainer's startup program first"
+                )
+        return _GeoParam(param, blocks, list(epmap))
+
+    def geo_table_step(
+        self,
+        name: str,
+        table: SparseTable,
+        touched: SelectedRows,
+        epmap: list[str],
+        sections: list[int],
+        delta_names: list[str],
+        k_steps: int,
+        trainer_id: int,
+    ) -> None:
+        """GEO for a table on the pservers: note the rows this step touched; every k_steps push the
+        change of the rows touched since the last push (as sparse rows) and pull those rows back."""
+        self._note(epmap, trainer_id)
+        with self._lock:
+            state = self.geo.get(name)
+            if state is None:
+                state = self.geo[name] = _GeoTable(table, delta_names, list(epmap), list(sections))
+            state.touched.append(np.asarray(touched.rows))
+            state.steps += 1
+            if state.steps % k_steps == 0:
+                self._geo_sync(state, pull=True)
+
+    def _geo_sync(self, state: _GeoParam | _GeoTable, pull: bool) -> None:
+        if isinstance(state, _GeoTable):
+            self._geo_sync_table(state, pull)
+            return
         deltas = [state.array[rows] - self.received[block] for _, block, rows in state.blocks]
         self.connections.request(
             "send",
@@ -251,6 +383,26 @@ class PSClient:
                 state.array[rows] = value
         state.steps = 0
 
+    def _geo_sync_table(self, state: _GeoTable, pull: bool) -> None:
+        ids = np.unique(np.concatenate(state.touched))
+        state.touched, state.steps = [], 0
+        delta = state.table.lookup(ids) - state.base.lookup(ids)
+        bounds = np.cumsum([0, *state.sections])
+        cuts = np.searchsorted(ids, bounds)
+        items = [
+            (ep, Kind.SEND, name, SelectedRows(ids[lo:hi] - bounds[i], delta[lo:hi], state.sections[i]))
+            for i, (name, ep, lo, hi) in enumerate(zip(state.names, state.epmap, cuts[:-1], cuts[1:]))
+            if hi > lo
+        ]
+        self.connections.request("send", items, self.trainer_id)
+        if pull:
+            blocks = [d[: -len(".delta")] for d in state.names]
+            fresh = self.prefetch(
+                blocks, state.epmap, state.sections, ids, self.trainer_id, delta.shape[1], delta.dtype
+            )
+            state.table.values[state.table.positions(ids)] = fresh
+            state.base.values[state.base.positions(ids)] = fresh
+
     def complete(self) -> None:
         """Flush pending sends and tell every pserver this trainer is done (idempotent)."""
         if self.completed or not self.endpoints:
@@ -259,14 +411,25 @@ class PSClient:
         if self.merger is not None:
             self.merger.flush_and_stop()
             self.merger = None
-        for state in self.geo.values():
-            if state.steps:  # the local steps since the last push still count
-                self._geo_sync(state, pull=False)
+        with self._lock:
+            for state in self.geo.values():
+                if state.steps:  # the local steps since the last push still count
+                    self._geo_sync(state, pull=False)
+            others = [c for c in self._all_connections if c is not self.connections]
+        for conn in others:  # sockets of threads that ended without finish_thread
+            conn.flush()
         self.connections.request("complete", [(ep, Kind.COMPLETE, "", None) for ep in self.endpoints], self.trainer_id)
         self.completed = True
-        self.connections.close()
+        self._close_connections()
 
     def close(self) -> None:
         if self.merger is not None:
             self.merger.inbox.put(None)
-        self.connections.close()
+        self._close_connections()
+
+    def _close_connections(self) -> None:
+        with self._lock:
+            for conn in self._all_connections:
+                conn.close()
+            self._all_connections.clear()
+        self._local = threading.local()

@@ -20,6 +20,7 @@ import numpy as np
 
 from ...ir import FleetgraphError, VarType
 from ...ops.selected_rows import SelectedRows, merge_dense
+from ...ops.sparse_table import SparseTable
 from .config import CommTimeout, rpc_timeout
 from .wire import Kind, Message, WireError, decode, encode
 
@@ -94,6 +95,7 @@ class PServer:
             Kind.FETCH_BARRIER: self._on_barrier,
             Kind.WORKER_BARRIER: self._on_barrier,
             Kind.COMPLETE: self._on_complete,
+            Kind.PREFETCH: self._on_prefetch,
         }.get(msg.kind)
         if handler is None:
             self._refuse(identity, msg, f"a pserver does not take {msg.kind.name} messages")
@@ -118,10 +120,31 @@ class PServer:
         self._reply(identity, encode(Kind.ACK, msg.name, seq=msg.seq))
 
     def _on_get(self, identity: bytes, msg: Message) -> None:
-        var = self.vars.get(msg.name)
-        if var is None or not var.persistable or self.env.get(msg.name) is None:
-            raise _Refused(f"{msg.name!r} is not a parameter this pserver holds")
-        self._reply(identity, encode(Kind.VAR, msg.name, self.env[msg.name], seq=msg.seq))
+        value = self._held(msg.name)
+        if isinstance(value, SparseTable):
+            raise _Refused(f"{msg.name!r} is a sparse table; a trainer asks for its rows (PREFETCH), not all of it")
+        self._reply(identity, encode(Kind.VAR, msg.name, value, seq=msg.seq))
+
+    def _on_prefetch(self, identity: bytes, msg: Message) -> None:
+        """Rows of a table this pserver holds, by the block's own row ids; a sparse table creates the
+        rows no id touched before."""
+        table = self._held(msg.name)
+        ids = msg.value
+        if not isinstance(ids, np.ndarray) or ids.dtype != np.int64 or ids.ndim != 1:
+            raise _Refused(f"prefetch {msg.name!r}: expected a 1-D int64 array of row ids, got {msg.describe()}")
+        height = table.shape[0]
+        if ids.size and (int(ids.min()) < 0 or int(ids.max()) >= height):
+            raise _Refused(
+                f"prefetch {msg.name!r}: row ids from {int(ids.min())} to {int(ids.max())}; expected [0, {height})"
+            )
+        rows = table.lookup(ids) if isinstance(table, SparseTable) else table[ids]
+        self._reply(identity, encode(Kind.VAR, msg.name, rows, seq=msg.seq))
+
+    def _held(self, name: str):
+        var = self.vars.get(name)
+        if var is None or not var.persistable or self.env.get(name) is None:
+            raise _Refused(f"{name!r} is not a parameter this pserver holds")
+        return self.env[name]
 
     def _on_barrier(self, identity: bytes, msg: Message) -> None:
         if self.mode != SYNC and msg.kind != Kind.WORKER_BARRIER:  # nothing to wait for

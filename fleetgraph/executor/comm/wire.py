@@ -3,8 +3,10 @@
 Header (little-endian): magic b"FGW1", kind u8, dtype u8, ndim u8, flags u8, sender i32, seq u64,
 height i64 (rows of a SelectedRows table), name length u16, then the name (UTF-8) and ndim i64
 dims. A dense array travels as one payload frame; a SelectedRows as a rows frame (int64) and a
-values frame; an error as one UTF-8 text frame. No pickle: a payload is only ever read as the
-dtype and shape its header declares, and `decode` checks the sizes agree before touching it.
+values frame; a LoDTensor as a LoD frame (int64: the number of levels, each level's length, then
+the offsets of every level) before its payload; an error as one UTF-8 text frame. No pickle: a
+payload is only ever read as the dtype and shape its header declares, and `decode` checks the sizes
+agree (and the LoD describes the rows) before touching it.
 """
 
 from __future__ import annotations
@@ -15,12 +17,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...ops.lod_tensor import LoDError, LoDTensor, check_lod
 from ...ops.selected_rows import SelectedRows
 
 MAGIC = b"FGW1"
 _FIXED = struct.Struct("<4sBBBBiQqH")
-FLAG_SPARSE = 1
+FLAG_SPARSE, FLAG_LOD = 1, 2
 MAX_NDIM = 16
+MAX_LOD_LEVELS = 8
 
 
 class Kind(enum.IntEnum):
@@ -34,6 +38,7 @@ class Kind(enum.IntEnum):
     COMPLETE = 8  # this trainer is done
     RING = 9  # a chunk of a collective operation
     WORKER_BARRIER = 10  # fleet.barrier_worker in parameter-server mode, answered by the first pserver
+    PREFETCH = 11  # ask a pserver for rows of a table it holds: the value is the (local) row ids
 
 
 DTYPES = ["", "float32", "float64", "float16", "int32", "int64", "uint8", "int8", "int16", "bool"]
@@ -50,13 +55,14 @@ class Message:
     name: str = ""
     sender: int = -1
     seq: int = 0
-    value: np.ndarray | SelectedRows | None = None
+    value: np.ndarray | SelectedRows | LoDTensor | None = None
     text: str = ""
 
     def describe(self) -> str:
         what = ""
         if self.value is not None:
-            what = f" {self.value.dtype} {list(np.shape(self.value.value if self.is_sparse else self.value))}"
+            array = self.value.value if self.is_sparse else self.value
+            what = f" {self.value.dtype} {list(np.shape(getattr(array, 'data', array)))}"
         return f"{self.kind.name} {self.name!r}{what} from sender {self.sender} (seq {self.seq})"
 
     @property
@@ -68,13 +74,19 @@ def encode(kind: Kind, name: str = "", value=None, *, sender: int = -1, seq: int
     """Frames for one message; array payloads are the arrays' own buffers (send with copy=False)."""
     name_bytes = name.encode("utf-8")
     flags, height, payload = 0, 0, []
+    if isinstance(value, LoDTensor) and not value.levels:
+        value = value.data
+    if isinstance(value, LoDTensor):
+        flags, levels = FLAG_LOD, value.levels
+        payload = [np.concatenate([[len(levels)], [len(v) for v in levels], *levels]).astype(np.int64)]
+        value = value.data
     if isinstance(value, SelectedRows):
         flags, height = FLAG_SPARSE, int(value.height)
         array = np.ascontiguousarray(value.value)
         payload = [np.ascontiguousarray(value.rows, dtype=np.int64), array]
     elif value is not None:
         array = np.ascontiguousarray(value)
-        payload = [array]
+        payload += [array]
     if value is not None:
         if array.dtype.name not in _CODE:
             raise WireError(f"encode {name!r}: dtype {array.dtype.name} cannot be sent; expected one of {DTYPES[1:]}")
@@ -122,8 +134,10 @@ def decode(frames) -> Message:
         return message
     if dtype >= len(DTYPES) or any(d < 0 for d in shape):
         raise WireError(f"{kind.name} {name!r}: bad dtype code {dtype} or shape {list(shape)}")
-    sparse = bool(flags & FLAG_SPARSE)
-    want_frames = 3 if sparse else 2
+    sparse, lod = bool(flags & FLAG_SPARSE), bool(flags & FLAG_LOD)
+    if sparse and lod:
+        raise WireError(f"{kind.name} {name!r}: flags say both SelectedRows and LoD; expected at most one")
+    want_frames = 2 + sparse + lod
     if len(frames) != want_frames:
         raise WireError(f"{kind.name} {name!r}: {len(frames)} frames; expected {want_frames}")
     values = _array(frames[-1], DTYPES[dtype], shape, name)
@@ -132,9 +146,32 @@ def decode(frames) -> Message:
         if height < 0 or (len(rows) and (rows.min() < 0 or rows.max() >= height)):
             raise WireError(f"SelectedRows {name!r}: row ids outside [0, {height})")
         message.value = SelectedRows(rows, values, int(height))
+    elif lod:
+        message.value = LoDTensor(values, _levels(frames[1], len(values), name))
     else:
         message.value = values
     return message
+
+
+def _levels(frame, rows: int, name: str) -> tuple[np.ndarray, ...]:
+    """The LoD frame: [number of levels, each level's length, the offsets of every level]."""
+    buf = _buffer(frame)
+    if buf.nbytes % 8 or buf.nbytes < 8:
+        raise WireError(f"LoD of {name!r}: {buf.nbytes} bytes; expected a whole number of int64 (at least one)")
+    flat = np.frombuffer(buf, dtype=np.int64)
+    count = int(flat[0])
+    if not 0 < count <= MAX_LOD_LEVELS or len(flat) < 1 + count:
+        raise WireError(f"LoD of {name!r}: {count} levels; expected 1 to {MAX_LOD_LEVELS}")
+    lengths = flat[1 : 1 + count]
+    if (lengths < 1).any() or int(lengths.sum()) != len(flat) - 1 - count:
+        raise WireError(f"LoD of {name!r}: level lengths {lengths.tolist()} do not add up to the frame")
+    bounds = np.cumsum([1 + count, *lengths.tolist()])
+    levels = tuple(flat[bounds[i] : bounds[i + 1]] for i in range(count))
+    try:
+        check_lod(levels, rows, f"LoD of {name!r}")
+    except LoDError as e:
+        raise WireError(str(e)) from None
+    return levels
 
 
 def _buffer(frame):
