@@ -1,5 +1,6 @@
-"""Distributed training: the Fleet API, role makers and the launcher."""
+"""Distributed training: the Fleet API, role makers, the launcher and the file datasets."""
 
+from ..data import InMemoryDataset, QueueDataset
 from . import fleet
 
-__all__ = ["fleet"]
+__all__ = ["InMemoryDataset", "QueueDataset", "fleet"]

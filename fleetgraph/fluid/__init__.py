@@ -1,6 +1,7 @@
 """The Fluid 1.x namespace (`import fleetgraph.fluid as fluid`)."""
 
 from .. import initializer, regularizer
+from ..data import DatasetFactory
 from ..data_feeder import DataFeeder
 from ..executor import Executor, Scope, global_scope, scope_guard
 from ..executor.place import CPUPlace, CUDAPlace
@@ -25,6 +26,7 @@ __all__ = [
     "CUDAPlace",
     "CompiledProgram",
     "DataFeeder",
+    "DatasetFactory",
     "DistributeTranspiler",
     "DistributeTranspilerConfig",
     "Executor",

@@ -4,12 +4,15 @@ attributes (`fleet.main_program`, `fleet.startup_program`)."""
 
 from __future__ import annotations
 
+from . import data_generator, metrics
 from .base import role_maker
 from .base.distributed_strategy import DistributedStrategy
 from .base.fleet_base import DistributedOptimizer, Fleet
 from .base.role_maker import PaddleCloudRoleMaker, Role, UserDefinedRoleMaker
+from .data_generator import MultiSlotDataGenerator, MultiSlotStringDataGenerator
 
 fleet = Fleet()
+util = fleet.util
 
 init = fleet.init
 distributed_optimizer = fleet.distributed_optimizer
@@ -43,16 +46,20 @@ __all__ = [
     "DistributedOptimizer",
     "DistributedStrategy",
     "Fleet",
+    "MultiSlotDataGenerator",
+    "MultiSlotStringDataGenerator",
     "PaddleCloudRoleMaker",
     "Role",
     "UserDefinedRoleMaker",
     "barrier_worker",
+    "data_generator",
     "distributed_model",
     "distributed_optimizer",
     "fleet",
     "init",
     "init_server",
     "init_worker",
+    "metrics",
     "is_first_worker",
     "is_server",
     "is_worker",
@@ -64,6 +71,7 @@ __all__ = [
     "server_index",
     "server_num",
     "stop_worker",
+    "util",
     "worker_endpoints",
     "worker_index",
     "worker_num",
