@@ -111,8 +111,26 @@ def make_plan(args: argparse.Namespace, *, ps_launcher: bool = False) -> Plan:
     if not os.path.isfile(args.training_script):
         raise LaunchError(f"training_script {args.training_script!r}: no such file")
     if ps_launcher or any(getattr(args, a) for a in PS_ARGS):
-        return _ps_plan(args, default_count=2 if ps_launcher else 1)
-    return _collective_plan(args)
+        plan = _ps_plan(args, default_count=2 if ps_launcher else 1)
+    else:
+        plan = _collective_plan(args)
+    _share_cores(plan.local)
+    return plan
+
+
+THREAD_POOL_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def _share_cores(local: list[ProcSpec]) -> None:
+    """Several processes on one host: each one's math library gets its share of the cores (the user's
+    own setting wins), as torchrun does; a pool per process as wide as the host makes them thrash."""
+    if len(local) < 2:
+        return
+    share = str(max(1, (os.cpu_count() or 1) // len(local)))
+    for spec in local:
+        for name in THREAD_POOL_VARS:
+            if name not in os.environ:
+                spec.env[name] = share
 
 
 # -- parameter-server mode ------------------------------------------------------------------------------------------

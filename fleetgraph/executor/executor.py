@@ -272,6 +272,66 @@ class Executor:
             scope.vars[name] = env[name]
         return [_fetched(env, name, program, return_numpy) for name in fetch_names]
 
+    def train_from_dataset(
+        self,
+        program: Program | None = None,
+        dataset=None,
+        scope: Scope | None = None,
+        thread: int = 0,
+        debug: bool = False,
+        fetch_list: Sequence | None = None,
+        fetch_info: Sequence[str] | None = None,
+        print_period: int = 100,
+        fetch_handler=None,
+    ) -> None:
+        """Train on every batch of `dataset` with `thread` threads (default: the dataset's thread_num)
+        sharing `scope`, printing `fetch_info` and the fetched values every `print_period` batches."""
+        from .dataset_runner import run_dataset
+
+        run_dataset(
+            self,
+            program,
+            dataset,
+            scope,
+            thread,
+            fetch_list,
+            fetch_info,
+            print_period,
+            fetch_handler,
+            infer=False,
+            what="train_from_dataset",
+        )
+
+    def infer_from_dataset(
+        self,
+        program: Program | None = None,
+        dataset=None,
+        scope: Scope | None = None,
+        thread: int = 0,
+        debug: bool = False,
+        fetch_list: Sequence | None = None,
+        fetch_info: Sequence[str] | None = None,
+        print_period: int = 100,
+        fetch_handler=None,
+    ) -> None:
+        """As train_from_dataset, running only the program's forward ops: no parameter changes and
+        nothing is pushed to the pservers (metrics such as auc still accumulate)."""
+        from .dataset_runner import run_dataset
+
+        run_dataset(
+            self,
+            program,
+            dataset,
+            scope,
+            thread,
+            fetch_list,
+            fetch_info,
+            print_period,
+            fetch_handler,
+            infer=True,
+            what="infer_from_dataset",
+        )
+
     def close(self) -> None:
         """A trainer tells every pserver it is done (as Paddle's `exe.close()`); a no-op otherwise."""
         from .comm import stop_worker

@@ -9,6 +9,7 @@ from ..ir import unique_name
 from ..ir.errors import FleetgraphError
 from ..ir.framework import default_main_program
 from ..ir.program import VarType
+from ..ops.metric import stat_shape
 from ..param_attr import ParamAttr
 from .helper import LayerHelper
 
@@ -313,16 +314,17 @@ def accuracy(input, label, k=1, correct=None, total=None, name=None):
 
 
 def auc(input, label, curve="ROC", num_thresholds=2**12 - 1, topk=1, slide_steps=1, name=None):
-    """ROC AUC of the positive-class probabilities `input[:, 1]`: over all batches so far and over the
-    last `slide_steps` batches. Returns (auc, batch_auc, [batch_stat_pos, batch_stat_neg, stat_pos,
-    stat_neg]); the statistics are persistable int64 histograms started at zero."""
+    """ROC AUC of the positive-class probabilities `input[:, -1]`: over the last `slide_steps` batches
+    and over all batches so far, as two auc ops (window first, as Paddle). Returns (auc, batch_auc,
+    [batch_stat_pos, batch_stat_neg, stat_pos, stat_neg]): persistable int64 histograms started at
+    zero, in Paddle's layout (ops/metric.py `stat_shape`)."""
     if curve != "ROC":
         raise FleetgraphError(f"auc: curve expected 'ROC', got {curve!r}")
     helper = LayerHelper("auc", name)
     results, stats = [], []
-    for steps in (0, slide_steps):
+    for steps in (slide_steps, 0):
         pos, neg = (
-            helper.create_global_variable([max(steps, 1), num_thresholds + 1], "int64", persistable=True)
+            helper.create_global_variable(list(stat_shape(num_thresholds, steps)), "int64", persistable=True)
             for _ in range(2)
         )
         for stat in (pos, neg):
@@ -335,6 +337,6 @@ def auc(input, label, curve="ROC", num_thresholds=2**12 - 1, topk=1, slide_steps
             {"curve": curve, "num_thresholds": num_thresholds, "slide_steps": steps},
         )
         results.append(out)
-        stats.append((pos, neg))
-    (stat_pos, stat_neg), (batch_pos, batch_neg) = stats
-    return results[0], results[1], [batch_pos, batch_neg, stat_pos, stat_neg]
+        stats += [pos, neg]
+    batch_auc, auc_out = results
+    return auc_out, batch_auc, stats

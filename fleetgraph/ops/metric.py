@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 from ..ir import InferContext, make_grad_op, register_op
 from ..ir.errors import fmt_shape
 
@@ -84,38 +86,67 @@ register_op(
 # -- auc ----------------------------------------------------------------------------------------------
 
 
+def stat_shape(num_thresholds: int, slide_steps: int) -> tuple[int, ...]:
+    """Paddle's layout of an auc op's histograms: [1, bins] for the whole run; for a window of the
+    last `slide_steps` batches, one row of bins per batch (a ring), their sum, and the step count."""
+    bins = num_thresholds + 1
+    return (1, bins) if slide_steps == 0 else ((1 + slide_steps) * bins + 1,)
+
+
 def _auc_infer(ctx: InferContext) -> None:
     predict = ctx.input_var("Predict")
-    if len(predict.shape) != 2 or predict.shape[1] not in (-1, 2):
+    if len(predict.shape) != 2 or predict.shape[1] not in (-1, 1, 2):
         raise ctx.error(
             f"Predict '{predict.name}': expected [batch, 2] class probabilities, got {fmt_shape(predict.shape)}"
         )
-    bins = ctx.attr("num_thresholds") + 1
+    want = stat_shape(ctx.attr("num_thresholds"), ctx.attr("slide_steps"))
     for slot in ("StatPos", "StatNeg"):
         stat = ctx.input_var(slot)
-        want = (max(ctx.attr("slide_steps"), 1), bins)
         if tuple(stat.shape) != want:
             raise ctx.error(f"{slot} '{stat.name}': expected shape {fmt_shape(want)}, got {fmt_shape(stat.shape)}")
         ctx.set_output(slot + "Out", stat.shape, stat.dtype)
     ctx.set_output("AUC", (1,), "float64")
 
 
+_STATS_LOCK = threading.Lock()
+
+
 def _auc(xp, predict, label, stat_pos, stat_neg, *, curve, num_thresholds, slide_steps, need):
-    """Histogram this batch's positive-class scores into num_thresholds + 1 buckets per label, keep the
-    last `slide_steps` batches' histograms (all batches when 0), and integrate the ROC curve."""
+    """Histogram this batch's positive-class scores (the last column) into num_thresholds + 1 buckets
+    per label, add them to the run's histograms or put them in the window's ring (taking the oldest
+    batch out of the window's sum), and integrate the ROC curve of the result, as Paddle's kernel."""
     if "StatPosOut" not in need:  # not bound to the state: compute without touching it
         stat_pos, stat_neg = stat_pos.copy(), stat_neg.copy()
-    bucket = xp.clip((predict[:, 1] * num_thresholds).astype("int64"), 0, num_thresholds)
-    positive = label.reshape(-1) > 0
-    batch_pos = xp.bincount(bucket[positive], minlength=num_thresholds + 1)
-    batch_neg = xp.bincount(bucket[~positive], minlength=num_thresholds + 1)
-    if slide_steps:  # a window of the last slide_steps batches: oldest row out, this batch in
-        stat_pos[1:], stat_neg[1:] = stat_pos[:-1].copy(), stat_neg[:-1].copy()
-        stat_pos[0], stat_neg[0] = batch_pos, batch_neg
-    else:
-        stat_pos[0] += batch_pos
-        stat_neg[0] += batch_neg
-    return xp.asarray([_roc_auc(xp, stat_pos.sum(axis=0), stat_neg.sum(axis=0))]), stat_pos, stat_neg
+    scores = predict[:, -1]
+    if scores.size and (float(scores.min()) < 0 or float(scores.max()) > 1):
+        raise ValueError(
+            f"Predict holds {float(scores.min()):g} to {float(scores.max()):g}; expected probabilities in [0, 1]"
+        )
+    bins = num_thresholds + 1
+    bucket = (scores * num_thresholds).astype("int64")
+    labels = label.reshape(-1)
+    batch_pos = xp.bincount(bucket[labels > 0], minlength=bins)
+    batch_neg = xp.bincount(bucket[labels == 0], minlength=bins)
+    with _STATS_LOCK:  # training threads share the statistics (train_from_dataset): no count is lost
+        pos, neg = (
+            _add_batch(stat_pos.reshape(-1), batch_pos, slide_steps, bins),
+            _add_batch(stat_neg.reshape(-1), batch_neg, slide_steps, bins),
+        )
+    return xp.asarray([_roc_auc(xp, pos, neg)]), stat_pos, stat_neg
+
+
+def _add_batch(flat, batch, slide_steps: int, bins: int):
+    """Count a batch into a histogram buffer (in place); returns the histogram the AUC is taken of."""
+    if slide_steps == 0:
+        flat[:bins] += batch
+        return flat[:bins].copy()
+    ring = int(flat[-1]) % slide_steps
+    current, total = slice(ring * bins, (ring + 1) * bins), slice(slide_steps * bins, (slide_steps + 1) * bins)
+    flat[total] -= flat[current]
+    flat[current] = batch
+    flat[total] += batch
+    flat[-1] += 1
+    return flat[total].copy()
 
 
 def _roc_auc(xp, pos, neg) -> float:

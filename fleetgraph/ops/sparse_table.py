@@ -13,6 +13,7 @@ table's index: its rows are created, in the same positions, when the optimizer f
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -119,6 +120,7 @@ class SparseTable:
         self.index = IdIndex()
         self._storage = np.empty((0, self.width), dtype=self.dtype)
         self._rows = 0
+        self._lock = threading.Lock()  # training threads (train_from_dataset) grow a table together
 
     @property
     def values(self) -> np.ndarray:
@@ -143,13 +145,14 @@ class SparseTable:
         if ids.size and (int(ids.min()) < 0 or int(ids.max()) >= self.height):
             bad = int(ids.min()) if int(ids.min()) < 0 else int(ids.max())
             raise FleetgraphError(f"sparse table: id {bad} is outside the table; expected ids in [0, {self.height})")
-        positions = self.index.find(ids)
-        absent = positions == _EMPTY
-        if absent.any():
-            new = np.unique(ids[absent])
-            self.index.add(new)
-            positions[absent] = self.index.find(ids[absent])
-        self._sync()
+        with self._lock:
+            positions = self.index.find(ids)
+            absent = positions == _EMPTY
+            if absent.any():
+                new = np.unique(ids[absent])
+                self.index.add(new)
+                positions[absent] = self.index.find(ids[absent])
+            self._sync()
         return positions
 
     def lookup(self, ids) -> np.ndarray:
@@ -159,11 +162,12 @@ class SparseTable:
     def follow(self, other: SparseTable) -> None:
         """Hold a row wherever `other` does, at the same position (an optimizer's state shaped like its
         table): the two share one index, and rows `other` created since are created here."""
-        if self.index is not other.index:
-            if len(self.index):
-                raise FleetgraphError("sparse table: only an empty table can follow another table's rows")
-            self.index = other.index
-        self._sync()
+        with self._lock:
+            if self.index is not other.index:
+                if len(self.index):
+                    raise FleetgraphError("sparse table: only an empty table can follow another table's rows")
+                self.index = other.index
+            self._sync()
 
     def _sync(self) -> None:
         """Create the rows the index has and the values do not (new ids, or a shared index grown)."""

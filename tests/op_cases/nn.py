@@ -427,7 +427,7 @@ case(
         "StatPos": np.zeros((1, 11), "int64"),
         "StatNeg": np.zeros((1, 11), "int64"),
     },
-    attrs={"num_thresholds": 10, "slide_steps": 1},
+    attrs={"num_thresholds": 10, "slide_steps": 0},
     outputs={"AUC": 1},
     reference=_auc_reference,
 )

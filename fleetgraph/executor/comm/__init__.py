@@ -73,6 +73,12 @@ def process_comm() -> ProcessComm:
         return _process
 
 
+def finish_thread() -> None:
+    """A thread that talked to the pservers is done: check its pending answers, close its sockets."""
+    if _process is not None and _process._ps_client is not None:
+        _process._ps_client.finish_thread()
+
+
 def stop_worker() -> None:
     """Tell every pserver this trainer talked to that it is done (`exe.close()`, `fleet.stop_worker()`)."""
     if _process is not None:

@@ -21,7 +21,7 @@ from ...ir import FleetgraphError
 from ...ops.selected_rows import SelectedRows, merge_dense
 from ...ops.sparse_table import SparseTable
 from .config import CommTimeout, rpc_timeout
-from .wire import Kind, WireError, decode, encode
+from .wire import Kind, WireError, decode, encode, pack_arrays, unpack_arrays
 
 log = logging.getLogger("fleetgraph.comm")
 
@@ -306,6 +306,16 @@ class PSClient:
         """Return once every trainer still training waits here too (`fleet.barrier_worker`); the
         pserver at `endpoint`, the same for every trainer, counts them."""
         self._barrier("barrier_worker", Kind.WORKER_BARRIER, [endpoint], trainer_id)
+
+    def worker_exchange(self, endpoint: str, trainer_id: int, payloads: list[list[np.ndarray]]) -> dict:
+        """Send payloads[t] (a list of arrays) to each trainer t through the pserver at `endpoint` (the
+        same for every trainer); returns {sender: the arrays it sent here}, once every trainer still
+        training has exchanged too."""
+        self._note([endpoint], trainer_id)
+        packed = pack_arrays([pack_arrays(p) for p in payloads])
+        (answer,) = self.connections.request("exchange", [(endpoint, Kind.WORKER_EXCHANGE, "", packed)], trainer_id)
+        parts = unpack_arrays(answer.value)
+        return {int(s): unpack_arrays(part) for s, part in zip(parts[0], parts[1:])}
 
     def _barrier(self, what: str, kind: Kind, endpoints: list[str], trainer_id: int) -> None:
         self._note(endpoints, trainer_id)

@@ -22,7 +22,7 @@ from ...ir import FleetgraphError, VarType
 from ...ops.selected_rows import SelectedRows, merge_dense
 from ...ops.sparse_table import SparseTable
 from .config import CommTimeout, rpc_timeout
-from .wire import Kind, Message, WireError, decode, encode
+from .wire import Kind, Message, WireError, decode, encode, pack_arrays, unpack_arrays
 
 log = logging.getLogger("fleetgraph.comm")
 SYNC = 0
@@ -94,6 +94,7 @@ class PServer:
             Kind.SEND_BARRIER: self._on_barrier,
             Kind.FETCH_BARRIER: self._on_barrier,
             Kind.WORKER_BARRIER: self._on_barrier,
+            Kind.WORKER_EXCHANGE: self._on_exchange,
             Kind.COMPLETE: self._on_complete,
             Kind.PREFETCH: self._on_prefetch,
         }.get(msg.kind)
@@ -150,7 +151,19 @@ class PServer:
         if self.mode != SYNC and msg.kind != Kind.WORKER_BARRIER:  # nothing to wait for
             self._reply(identity, encode(Kind.ACK, seq=msg.seq))
             return
-        self.waiting[msg.kind][msg.sender] = (identity, msg.seq)
+        self.waiting[msg.kind][msg.sender] = (identity, msg.seq, None)
+        self._release_barriers()
+
+    def _on_exchange(self, identity: bytes, msg: Message) -> None:
+        """A trainer's arrays for each trainer id; answered, once every live trainer sent its own, with
+        what each sender addressed to it (a worker barrier that carries data)."""
+        try:
+            parts = unpack_arrays(msg.value) if isinstance(msg.value, np.ndarray) else None
+        except WireError as e:
+            raise _Refused(f"exchange: {e}") from None
+        if parts is None or len(parts) != self.fanin:
+            raise _Refused(f"exchange: expected one packed payload for each of the {self.fanin} trainers")
+        self.waiting[Kind.WORKER_EXCHANGE][msg.sender] = (identity, msg.seq, parts)
         self._release_barriers()
 
     def _on_complete(self, identity: bytes, msg: Message) -> None:
@@ -169,8 +182,13 @@ class PServer:
                 continue
             if kind == Kind.SEND_BARRIER:
                 self._optimize_sync()
-            for identity, seq in waiting.values():
-                self._reply(identity, encode(Kind.ACK, seq=seq))
+            senders = sorted(waiting)
+            for receiver, (identity, seq, _) in waiting.items():
+                if kind == Kind.WORKER_EXCHANGE:
+                    got = [np.asarray(senders, dtype=np.int64)] + [waiting[s][2][receiver] for s in senders]
+                    self._reply(identity, encode(Kind.VAR, value=pack_arrays(got), seq=seq))
+                else:
+                    self._reply(identity, encode(Kind.ACK, seq=seq))
             waiting.clear()
 
     def _optimize_sync(self) -> None:
@@ -224,6 +242,7 @@ _BARRIERS = {
     Kind.SEND_BARRIER: "send barrier",
     Kind.FETCH_BARRIER: "fetch barrier",
     Kind.WORKER_BARRIER: "worker barrier (fleet.barrier_worker)",
+    Kind.WORKER_EXCHANGE: "worker exchange (fleet.util, a global shuffle)",
 }
 
 

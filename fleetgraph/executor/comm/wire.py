@@ -39,6 +39,7 @@ class Kind(enum.IntEnum):
     RING = 9  # a chunk of a collective operation
     WORKER_BARRIER = 10  # fleet.barrier_worker in parameter-server mode, answered by the first pserver
     PREFETCH = 11  # ask a pserver for rows of a table it holds: the value is the (local) row ids
+    WORKER_EXCHANGE = 12  # trainers swap arrays through the first pserver (fleet.util, global shuffle)
 
 
 DTYPES = ["", "float32", "float64", "float16", "int32", "int64", "uint8", "int8", "int16", "bool"]
@@ -184,3 +185,53 @@ def _array(frame, dtype: str, shape, what: str) -> np.ndarray:
     if buf.nbytes != expected:
         raise WireError(f"{what!r}: payload of {buf.nbytes} bytes; {dtype} {list(shape)} needs {expected}")
     return np.frombuffer(buf, dtype=dtype).reshape(shape)
+
+
+# -- several arrays as one payload ------------------------------------------------------------------
+
+_PACK_HEAD = 8  # bytes per header field (int64)
+
+
+def pack_arrays(arrays: list[np.ndarray]) -> np.ndarray:
+    """Arrays as one uint8 array: an int64 header (count, then dtype code, ndim and dims of each),
+    then each array's bytes padded to 8. The receiver reads them with `unpack_arrays`, no pickle."""
+    arrays = [np.ascontiguousarray(a) for a in arrays]
+    header = [len(arrays)]
+    for a in arrays:
+        if a.dtype.name not in _CODE or a.ndim > MAX_NDIM:
+            raise WireError(f"pack: a {a.dtype.name} array of rank {a.ndim} cannot be sent")
+        header += [_CODE[a.dtype.name], a.ndim, *a.shape]
+    parts = [np.asarray(header, dtype=np.int64).view(np.uint8)]
+    for a in arrays:
+        raw = a.reshape(-1).view(np.uint8)
+        parts += [raw, np.zeros(-len(raw) % _PACK_HEAD, dtype=np.uint8)]
+    return np.concatenate(parts)
+
+
+def unpack_arrays(buf: np.ndarray) -> list[np.ndarray]:
+    """The arrays of `pack_arrays`, every size checked before a byte is read."""
+    buf = np.ascontiguousarray(buf).view(np.uint8).reshape(-1)
+    fields = buf[: len(buf) - len(buf) % _PACK_HEAD].view(np.int64)
+    pos, out = 1, []
+    if not len(fields) or not 0 <= fields[0] <= len(fields):
+        raise WireError("packed arrays: bad count")
+    shapes = []
+    for _ in range(int(fields[0])):
+        if pos + 2 > len(fields):
+            raise WireError("packed arrays: header cut short")
+        code, ndim = int(fields[pos]), int(fields[pos + 1])
+        if not 0 < code < len(DTYPES) or not 0 <= ndim <= MAX_NDIM or pos + 2 + ndim > len(fields):
+            raise WireError(f"packed arrays: bad dtype code {code} or rank {ndim}")
+        shape = tuple(int(d) for d in fields[pos + 2 : pos + 2 + ndim])
+        if any(d < 0 for d in shape):
+            raise WireError(f"packed arrays: negative dimension in {list(shape)}")
+        shapes.append((DTYPES[code], shape))
+        pos += 2 + ndim
+    offset = pos * _PACK_HEAD
+    for dtype, shape in shapes:
+        size = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
+        if offset + size > len(buf):
+            raise WireError(f"packed arrays: a {dtype} {list(shape)} runs past the payload's {len(buf)} bytes")
+        out.append(buf[offset : offset + size].view(dtype).reshape(shape))
+        offset += size + (-size % _PACK_HEAD)
+    return out

@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+from ....data import set_file_shard, set_worker_allreduce, set_worker_exchange
 from ....executor import CPUPlace, Executor, global_scope
 from ....ir import FleetgraphError, Program, default_startup_program
 from ....ir.program import Variable
@@ -23,6 +24,7 @@ from .distributed_strategy import DistributedStrategy
 from .role_maker import PaddleCloudRoleMaker, RoleMakerBase
 from .server_io import load_server_persistables
 from .strategy_compiler import transpiler_config
+from .util import UtilBase
 
 
 class Fleet:
@@ -30,6 +32,7 @@ class Fleet:
 
     def __init__(self) -> None:
         self._role_maker: RoleMakerBase | None = None
+        self.util = UtilBase(self)
         self._reset()
 
     def _reset(self) -> None:
@@ -60,6 +63,16 @@ class Fleet:
         self._role_maker = role_maker
         self._is_collective = role_maker._is_collective
         self._strategy = strategy
+        self._connect_datasets()
+
+    def _connect_datasets(self) -> None:
+        """A worker of several reads its share of each dataset's files; a dataset's global shuffle and
+        sizes go through `fleet.util`."""
+        role = self._role_maker
+        several = role.is_worker() and role.worker_num() > 1
+        set_file_shard(*(role.worker_index(), role.worker_num()) if several else (0, 1))
+        set_worker_exchange(self.util.exchange if several else None)
+        set_worker_allreduce((lambda a: self.util.all_reduce(a, "sum")) if several else None)
 
     def distributed_optimizer(self, optimizer, strategy=None) -> DistributedOptimizer:
         """Wrap `optimizer` so `minimize` also transpiles for this role; `strategy` is a
