@@ -258,3 +258,16 @@ def test_sparse_embedding_under_sum_pooling_gets_the_dense_gradient_and_trains_a
     np.testing.assert_allclose(sparse_tables[-1], dense_tables[-1], rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(sparse_losses, dense_losses, rtol=1e-5)
     assert sparse_losses[-1] < sparse_losses[0]
+
+
+@pytest.mark.parametrize("pool_type", ["sum", "average", "sqrt", "max", "first", "last"])
+def test_pooling_sequences_of_one_row_gives_the_rows_and_their_gradient_back(programs, pool_type):
+    """A CTR slot holds one id per sample: every pooling is the row itself (a fast path)."""
+    main, _ = programs
+    x = _data("x", width=3)
+    pooled = fluid.layers.sequence_pool(x, pool_type)
+    (grad,) = fluid.gradients([fluid.layers.reduce_sum(fluid.layers.scale(pooled, 2.0))], [x])
+    rows = np.arange(12, dtype="float32").reshape(4, 3)
+    out, dx = _run(main, {"x": create_lod_tensor(rows, [[1, 1, 1, 1]])}, [pooled, grad])
+    np.testing.assert_array_equal(np.array(out), rows)
+    np.testing.assert_array_equal(np.array(dx), np.full((4, 3), 2.0))

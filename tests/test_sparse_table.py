@@ -209,3 +209,22 @@ def test_is_distributed_without_is_sparse_is_refused():
 
     with pytest.raises(FleetgraphError, match="is_distributed=True but is_sparse=False"):
         transpile(model)
+
+
+def test_ids_computed_slot_after_slot_move_up_before_the_one_prefetch():
+    """A model that reshapes each slot's ids, looks them up and pools them, slot after slot: the
+    id ops move up so one distributed_lookup_table fetches every slot's rows."""
+
+    def model():
+        main, startup = Program(), Program()
+        with program_guard(main, startup), unique_name.guard():
+            pooled = []
+            for i in range(3):
+                ids = fluid.layers.reshape(fluid.layers.data(name=f"s{i}", shape=[1], dtype="int64"), [-1, 1])
+                emb = fluid.layers.embedding(ids, size=[100, 2], is_sparse=True, param_attr=fluid.ParamAttr(name="t"))
+                pooled.append(fluid.layers.scale(emb, 2.0))
+            fluid.optimizer.SGD(0.1).minimize(fluid.layers.mean(fluid.layers.concat(pooled, axis=1)))
+        return main, startup
+
+    ops = [op.type for op in transpile(model).get_trainer_program().global_block().ops]
+    assert ops[:5] == ["reshape2", "reshape2", "reshape2", "distributed_lookup_table", "scale"]

@@ -46,8 +46,9 @@ def _sgd(xp, param, grad, lr):
         _sgd(xp, param.values, _on_table(xp, param, grad), lr)
         return param
     lr = _scalar(lr)
-    if isinstance(grad, SelectedRows):
-        xp.subtract.at(param, grad.rows, grad.value * param.dtype.type(lr))
+    if isinstance(grad, SelectedRows):  # merged first: one update per row, not ufunc.at's per entry
+        merged = grad.merged(xp)
+        param[merged.rows] -= merged.value * param.dtype.type(lr)
     else:
         param -= grad * param.dtype.type(lr)
     return param

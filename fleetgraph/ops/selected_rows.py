@@ -27,11 +27,15 @@ class SelectedRows:
         return out
 
     def merged(self, xp) -> SelectedRows:
-        """Duplicate rows summed, rows sorted."""
-        rows, inverse = np.unique(np.asarray(self.rows), return_inverse=True)
-        value = xp.zeros((len(rows),) + tuple(self.value.shape[1:]), dtype=self.value.dtype)
-        xp.add.at(value, xp.asarray(inverse), self.value)
-        return SelectedRows(rows, value, self.height)
+        """Duplicate rows summed, rows sorted (a sort and one segmented sum: faster than ufunc.at)."""
+        rows = np.asarray(self.rows)
+        if len(rows) == 0:
+            return SelectedRows(rows, self.value, self.height)
+        order = np.argsort(rows, kind="stable")
+        ordered = rows[order]
+        starts = np.flatnonzero(np.concatenate([[True], ordered[1:] != ordered[:-1]]))
+        value = xp.add.reduceat(self.value[xp.asarray(order)], xp.asarray(starts), axis=0)
+        return SelectedRows(ordered[starts], value, self.height)
 
 
 def merge_dense(xp, values):

@@ -9,12 +9,15 @@ grown tables (`lookup_sparse_table_init`); so does a GEO trainer for its local c
 Steps of `replace_lookups` (trainer, every mode but GEO):
   1. take the table's lookup ops out of the block, grouped by op type (lookup_table, lookup_table_v2);
   2. for each group, insert one distributed_lookup_table right after the last op that writes one of
-     its ids (Paddle's place for it), which must come before the first op that reads a lookup's output.
+     its ids (Paddle's place for it), which must come before the first op that reads a lookup's output;
+  3. where ids are written after a lookup is read (a model computes each slot's ids, then looks them
+     up and pools them, slot after slot), the ops computing the ids move up to before the first such
+     reader, together with what they read, when none of them needs a lookup's output.
 """
 
 from __future__ import annotations
 
-from ..ir import FleetgraphError, OpRole
+from ..ir import FleetgraphError, OpRole, get_op_def
 from ..ir.program import Block, Operator
 from ..ops.counter_rng import INIT_DRAWS
 from .ps_plan import LOOKUP_OPS, ParamPlan
@@ -57,13 +60,33 @@ def _insert_point(block: Block, table: str, ids: list[str], outs: list[str]) -> 
     writers = [i for i, op in enumerate(block.ops) if set(op.output_arg_names) & set(ids)]
     at = max(writers) + 1 if writers else 0
     readers = [i for i, op in enumerate(block.ops) if set(op.input_arg_names) & set(outs)]
-    if readers and min(readers) < at:
-        op = block.ops[min(readers)]
+    if not readers or min(readers) >= at:
+        return at
+    return _hoist_id_producers(block, table, ids, outs, min(readers))  # step 3
+
+
+def _hoist_id_producers(block: Block, table: str, ids: list[str], outs: list[str], first_reader: int) -> int:
+    """Move the ops at or after `first_reader` that the ids depend on up to `first_reader`; returns
+    the index right after them."""
+    needed, moved = set(ids), []
+    for i in range(len(block.ops) - 1, first_reader - 1, -1):
+        op = block.ops[i]
+        if set(op.output_arg_names) & needed and not op.attrs.get("op_role", 0) & (OpRole.Backward | OpRole.Optimize):
+            moved.append(i)
+            needed |= set(op.input_arg_names)
+    if needed & set(outs) or any(get_op_def(block.ops[i].type).side_effect for i in moved):
+        op = block.ops[first_reader]
         raise FleetgraphError(
-            f"transpile: op {min(readers)} ({op.type}) reads a lookup of table {table!r} before op {at - 1} "
-            f"({block.ops[at - 1].type}) writes its ids; expected every id written before any lookup is read"
+            f"transpile: op {first_reader} ({op.type}) reads a lookup of table {table!r} before the ids of the "
+            "other lookups are computed, and computing them needs a lookup's output; expected the ids of a "
+            "table's lookups computed before any lookup is read"
         )
-    return at
+    ops = [block.ops[i] for i in sorted(moved)]
+    block.ops = (
+        block.ops[:first_reader] + ops + [op for i, op in enumerate(block.ops) if i >= first_reader and i not in moved]
+    )
+    block.program._bump()
+    return first_reader + len(ops)
 
 
 def table_state_vars(block: Block, p: ParamPlan) -> list[str]:
