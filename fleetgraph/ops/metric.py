@@ -118,7 +118,7 @@ def _auc(xp, predict, label, stat_pos, stat_neg, *, curve, num_thresholds, slide
     if "StatPosOut" not in need:  # not bound to the state: compute without touching it
         stat_pos, stat_neg = stat_pos.copy(), stat_neg.copy()
     scores = predict[:, -1]
-    if scores.size and (float(scores.min()) < 0 or float(scores.max()) > 1):
+    if scores.size and not (float(scores.min()) >= 0 and float(scores.max()) <= 1):  # NaN fails too
         raise ValueError(
             f"Predict holds {float(scores.min()):g} to {float(scores.max()):g}; expected probabilities in [0, 1]"
         )

@@ -6,16 +6,35 @@ row (their state decays everywhere), lazy Adam its rows.
 A SparseTable parameter (a table on the pservers, or a GEO trainer's copy) has only the rows ids have
 touched; its state follows its rows. The same kernels run on the rows that exist, the gradient
 renumbered to their positions: a row that never existed has zero state and no gradient, so no
-kernel would move it, and the table trains exactly as the dense parameter would."""
+kernel would move it, and the table trains exactly as the dense parameter would.
+
+Training threads (train_from_dataset) share the parameters: each update of one parameter and its
+state runs whole before another thread's update of it starts. The kernels update in stages over
+whole arrays, and a thread reading Adam's first moment with another thread's gradient in it but
+the second moment still without it would divide by a moment of zero."""
 
 from __future__ import annotations
 
 import math
+import threading
 
 from ..ir import InferContext, register_op
 from ..ir.errors import fmt_shape
 from .selected_rows import SelectedRows, to_dense
 from .sparse_table import SparseTable
+
+_STRIPES = [threading.Lock() for _ in range(64)]
+
+
+def _one_update_at_a_time(kernel):
+    """The kernel holding a lock of its parameter (striped by identity: two parameters may share one,
+    which only makes them wait)."""
+
+    def locked(xp, param, *args, **kwargs):
+        with _STRIPES[id(param) % len(_STRIPES)]:
+            return kernel(xp, param, *args, **kwargs)
+
+    return locked
 
 
 def _scalar(a) -> float:
@@ -128,7 +147,7 @@ register_op(
     inputs=("Param", "Grad", "LearningRate"),
     outputs=("ParamOut",),
     infer_shape=_check_grad,
-    kernel=_sgd,
+    kernel=_one_update_at_a_time(_sgd),
     inplace={"ParamOut": "Param"},
 )
 register_op(
@@ -143,7 +162,7 @@ register_op(
         "rescale_grad": 1.0,
     },
     infer_shape=_check_grad,
-    kernel=_momentum,
+    kernel=_one_update_at_a_time(_momentum),
     inplace={"ParamOut": "Param", "VelocityOut": "Velocity"},
 )
 register_op(
@@ -152,7 +171,7 @@ register_op(
     outputs=("ParamOut", "Moment1Out", "Moment2Out", "Beta1PowOut", "Beta2PowOut"),
     attrs={"beta1": 0.9, "beta2": 0.999, "epsilon": 1e-8, "lazy_mode": False},
     infer_shape=_check_grad,
-    kernel=_adam,
+    kernel=_one_update_at_a_time(_adam),
     inplace={
         "ParamOut": "Param",
         "Moment1Out": "Moment1",
@@ -167,6 +186,6 @@ register_op(
     outputs=("ParamOut", "MomentOut"),
     attrs={"epsilon": 1e-6},
     infer_shape=_check_grad,
-    kernel=_adagrad,
+    kernel=_one_update_at_a_time(_adagrad),
     inplace={"ParamOut": "Param", "MomentOut": "Moment"},
 )
