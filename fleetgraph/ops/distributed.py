@@ -32,8 +32,12 @@ def _send(xp, xs, *, epmap, trainer_id, sections, send_varnames, merge_add, is_s
         client.send(names, xs, epmap, trainer_id)
 
 
-def _recv(xp, xs, *, epmap, trainer_id, recv_varnames, geo_base, ctx):
-    values = ctx.comm.ps_client().recv(recv_varnames, epmap, trainer_id, keep_base=geo_base)
+def _recv(xp, xs, *, epmap, trainer_id, recv_varnames, geo_base, background, ctx):
+    client = ctx.comm.ps_client()
+    if background:  # async: the latest values a background thread pulled
+        values = client.recv_latest(recv_varnames, epmap, trainer_id)
+    else:
+        values = client.recv(recv_varnames, epmap, trainer_id, keep_base=geo_base)
     return [xp.asarray(v) for v in values]
 
 
@@ -79,8 +83,9 @@ register_op(
     "recv",
     inputs=("X*?",),
     outputs=("Out*",),
-    # geo_base: the GEO trainer's startup keeps what it receives as the base of its deltas
-    attrs={**_RPC_ATTRS, "recv_varnames": [], "geo_base": False},
+    # geo_base: the GEO trainer's startup keeps what it receives as the base of its deltas;
+    # background: an async step reads the latest values a background thread pulled
+    attrs={**_RPC_ATTRS, "recv_varnames": [], "geo_base": False, "background": False},
     kernel=_recv,
     side_effect=True,
     needs_context=True,

@@ -11,7 +11,8 @@ Steps of `build_trainer_program`:
      (a table's send also takes its sparse gradient: the rows touched);
   4. sync: one send_barrier after the last send;
   5. recv every parameter block but the tables' (GEO: the runtime pulls after pushing), then sync:
-     fetch_barrier;
+     fetch_barrier; an async step reads what a background thread last pulled, as Paddle's async
+     communicator's receiving thread does (half-async's sends are added up by a background thread);
   6. concat the blocks of each sliced parameter back into the parameter;
   7. the lookups of each distributed table become one distributed_lookup_table (not in GEO, where
      the trainer looks up its local copy): see ps_table.py;
@@ -27,7 +28,7 @@ from __future__ import annotations
 
 from ..ir import OpRole, Program, verify
 from ..ir.program import Block
-from .ps_plan import GEO, HALF_ASYNC, DistPlan, ParamPlan
+from .ps_plan import ASYNC, GEO, HALF_ASYNC, DistPlan, ParamPlan
 from .ps_table import lazy_init_attrs, replace_lookups, table_state_vars
 
 RPC, DIST = int(OpRole.RPC), int(OpRole.Dist)
@@ -50,7 +51,7 @@ def build_trainer_program(program: Program, plan: DistPlan, trainer_id: int) -> 
     if plan.sync:  # step 4
         block.append_op("send_barrier", attrs={"endpoints": plan.endpoints, "trainer_id": trainer_id, "op_role": RPC})
     if plan.mode != GEO:
-        append_recv_params(block, plan, trainer_id, fetch_barrier=plan.sync)  # steps 5 and 6
+        append_recv_params(block, plan, trainer_id, fetch_barrier=plan.sync, background=plan.mode == ASYNC)  # 5, 6
         for p in plan.tables:  # step 7
             replace_lookups(block, p, trainer_id)
     drop_unused_vars(block)  # step 8
@@ -89,8 +90,11 @@ def _grow_tables_lazily(block: Block, trainer_main: Program, plan: DistPlan) -> 
                     break
 
 
-def append_recv_params(block: Block, plan: DistPlan, trainer_id: int, *, fetch_barrier: bool) -> None:
-    """recv each parameter's blocks (step 5), fetch_barrier, then concat sliced ones (step 6)."""
+def append_recv_params(
+    block: Block, plan: DistPlan, trainer_id: int, *, fetch_barrier: bool, background: bool = False
+) -> None:
+    """recv each parameter's blocks (step 5), fetch_barrier, then concat sliced ones (step 6); async
+    steps read the values a background thread pulls (`background`)."""
     for p in [p for p in plan.params if not p.table]:
         names = [b.name for b in p.blocks]
         for b in p.blocks:
@@ -104,6 +108,7 @@ def append_recv_params(block: Block, plan: DistPlan, trainer_id: int, *, fetch_b
                 "epmap": [b.endpoint for b in p.blocks],
                 "recv_varnames": names,
                 "geo_base": plan.mode == GEO,
+                "background": background,
                 "trainer_id": trainer_id,
                 "op_role": RPC,
             },

@@ -45,6 +45,9 @@ class Traffic:
             return self.sent, self.received, self.messages
 
 
+MAX_IN_FLIGHT = 64  # unanswered requests to one pserver before a trainer waits for answers
+
+
 class _Connections:
     """DEALER sockets to pservers, used by one thread. A socket's answers come back in the order
     of its requests, so a request posted without waiting (`post`) is checked just before the next
@@ -70,11 +73,16 @@ class _Connections:
         return self.sockets[endpoint]
 
     def post(self, what: str, items: list[tuple[str, Kind, str, object]], sender: int) -> None:
-        """Send requests; their answers are checked later, before the next awaited answer."""
+        """Send requests; their answers are checked later, before the next awaited answer. At most
+        MAX_IN_FLIGHT requests to one pserver wait for their answers: a trainer faster than its
+        pserver waits for it (as Paddle's bounded send queue makes it) instead of running ahead."""
         for endpoint, kind, name, value in items:
-            self.unanswered.setdefault(endpoint, []).append(
-                (what, name, self._send(endpoint, kind, name, value, sender))
-            )
+            waiting = self.unanswered.setdefault(endpoint, [])
+            if len(waiting) >= MAX_IN_FLIGHT:
+                for earlier in waiting[: MAX_IN_FLIGHT // 2]:
+                    self._answer(endpoint, *earlier)
+                del waiting[: MAX_IN_FLIGHT // 2]
+            waiting.append((what, name, self._send(endpoint, kind, name, value, sender)))
 
     def request(self, what: str, items: list[tuple[str, Kind, str, object]], sender: int) -> list:
         """Send (endpoint, kind, name, value) requests, then wait for each answer in turn."""
@@ -170,6 +178,75 @@ class _Merger(threading.Thread):
             raise FleetgraphError(f"half-async sender failed: {self.error}") from self.error
 
 
+class _Puller(threading.Thread):
+    """Async receiving, shared by a trainer's threads: a step reads values from a pull that started
+    after that thread's last send (so it sees its own updates as a step of its own would), and every
+    thread waiting then is served by the same pull: one stream of parameter fetches per trainer,
+    however many threads train. The values are read-only arrays, replaced whole."""
+
+    def __init__(self, context, sender: int, traffic: Traffic) -> None:
+        super().__init__(name="fleetgraph-async-receiver", daemon=True)
+        self.connections = _Connections(context, traffic)
+        self.sender = sender
+        self.wanted: dict[str, str] = {}  # variable -> pserver
+        self.latest: dict[str, np.ndarray] = {}
+        self.started = self.done = 0  # pulls begun and finished
+        self.asked = 0  # the pull some thread waits for
+        self.cond = threading.Condition()
+        self.stopping = False
+        self.error: BaseException | None = None
+        self._local = threading.local()
+
+    def sent(self) -> None:
+        """This thread sent: its next read waits for a pull that starts after now."""
+        with self.cond:
+            self._local.after = self.started + 1
+
+    def values(self, names: list[str], epmap: list[str]) -> list[np.ndarray]:
+        with self.cond:
+            self.wanted.update(zip(names, epmap))
+            need = getattr(self._local, "after", 1) if all(n in self.latest for n in names) else self.started + 1
+            if self.done < need:
+                self.asked = max(self.asked, need)
+                self.cond.notify_all()
+                deadline = rpc_timeout()
+                if not self.cond.wait_for(lambda: self.done >= need or self.error is not None, deadline):
+                    raise CommTimeout(
+                        f"recv {names[0]!r}: no parameters pulled after {deadline} s (FLEETGRAPH_RPC_TIMEOUT)"
+                    )
+            if self.error is not None:
+                raise FleetgraphError(f"async receiver failed: {self.error}") from self.error
+            return [self.latest[n] for n in names]
+
+    def run(self) -> None:
+        try:
+            while True:
+                with self.cond:
+                    self.cond.wait_for(lambda: self.stopping or self.asked > self.done)
+                    if self.stopping:
+                        return
+                    self.started += 1
+                    pull, wanted = self.started, list(self.wanted.items())
+                answers = self.connections.request("recv", [(ep, Kind.GET, n, None) for n, ep in wanted], self.sender)
+                with self.cond:
+                    self.latest.update((n, a.value) for (n, _), a in zip(wanted, answers))
+                    self.done = pull
+                    self.cond.notify_all()
+        except BaseException as e:  # reported to every waiting and later recv
+            with self.cond:
+                self.error = e
+                self.cond.notify_all()
+            log.error("async receiver: %s", e)
+        finally:
+            self.connections.close()
+
+    def stop(self) -> None:
+        with self.cond:
+            self.stopping = True
+            self.cond.notify_all()
+        self.join(rpc_timeout())
+
+
 def _add_up(values):
     return values[0] if len(values) == 1 else merge_dense(np, values)
 
@@ -206,6 +283,7 @@ class PSClient:
         self.received: dict[str, np.ndarray] = {}  # last value pulled per variable (GEO's base)
         self.geo: dict[str, _GeoParam | _GeoTable] = {}
         self.merger: _Merger | None = None
+        self.puller: _Puller | None = None
         self.completed = False
 
     @property
@@ -246,13 +324,16 @@ class PSClient:
         """Send without waiting: the answers are checked at the next barrier, recv or completion."""
         self._note(epmap, trainer_id)
         self.connections.post("send", [(ep, Kind.SEND, n, v) for n, v, ep in zip(names, values, epmap)], trainer_id)
+        if self.puller is not None:  # async: this thread's next read waits for a fresh pull
+            self.puller.sent()
 
     def send_merged(self, names: list[str], values: list, epmap: list[str], trainer_id: int) -> None:
         """Half-async: queue the values; a background thread adds up and sends what is pending."""
         self._note(epmap, trainer_id)
-        if self.merger is None:
-            self.merger = _Merger(self.context, trainer_id, self.traffic)
-            self.merger.start()
+        with self._lock:
+            if self.merger is None:
+                self.merger = _Merger(self.context, trainer_id, self.traffic)
+                self.merger.start()
         for name, value, ep in zip(names, values, epmap):
             self.merger.push(ep, name, np.array(value) if isinstance(value, np.ndarray) else value)
 
@@ -266,6 +347,16 @@ class PSClient:
             with self._lock:
                 self.received.update((name, value.copy()) for name, value in zip(names, values))
         return values
+
+    def recv_latest(self, names: list[str], epmap: list[str], trainer_id: int) -> list[np.ndarray]:
+        """Async: values from a pull of the trainer's background receiver that began after this
+        thread's last send; threads waiting together share one pull."""
+        self._note(epmap, trainer_id)
+        with self._lock:
+            if self.puller is None:
+                self.puller = _Puller(self.context, trainer_id, self.traffic)
+                self.puller.start()
+        return self.puller.values(names, epmap)
 
     def prefetch(
         self,
@@ -421,6 +512,9 @@ class PSClient:
         if self.merger is not None:
             self.merger.flush_and_stop()
             self.merger = None
+        if self.puller is not None:
+            self.puller.stop()
+            self.puller = None
         with self._lock:
             for state in self.geo.values():
                 if state.steps:  # the local steps since the last push still count
@@ -435,6 +529,10 @@ class PSClient:
     def close(self) -> None:
         if self.merger is not None:
             self.merger.inbox.put(None)
+        if self.puller is not None:
+            with self.puller.cond:
+                self.puller.stopping = True
+                self.puller.cond.notify_all()
         self._close_connections()
 
     def _close_connections(self) -> None:
