@@ -116,6 +116,28 @@ def _lod_adapter(kernel, ins: list, outs: list, lod_vars: frozenset[str]):
     return run
 
 
+_RECV_LISTS = ("epmap", "recv_varnames")
+
+
+def _batched_recvs(steps: list[_Step]) -> list[_Step]:
+    """Consecutive recv ops (a program has one per parameter, as Paddle's do) run as one step: every
+    pserver is asked for all of them at once, one round trip instead of one per parameter. The
+    program itself is unchanged."""
+    out: list[_Step] = []
+    for step in steps:
+        prev = out[-1] if out else None
+        same = prev is not None and step.op.type == prev.op.type == "recv"
+        if same and all(step.kwargs[k] == prev.kwargs[k] for k in step.kwargs if k not in _RECV_LISTS):
+            prev.outs[0] += step.outs[0]
+            for k in _RECV_LISTS:
+                prev.kwargs[k] += step.kwargs[k]
+            continue
+        if step.op.type == "recv":  # its lists get longer: copies, so the program's stay as they are
+            step.kwargs = {**step.kwargs, **{k: list(step.kwargs[k]) for k in _RECV_LISTS}}
+        out.append(step)
+    return out
+
+
 def _with_lod(value, levels):
     if value is None or isinstance(value, LoDTensor):
         return value
@@ -127,7 +149,7 @@ class _Plan:
 
     def __init__(self, block: Block, xp) -> None:
         lod_vars = frozenset(n for n in block._visible_names() if block.var_recursive(n).lod_level > 0)
-        self.steps = [_Step(i, op, xp, lod_vars) for i, op in enumerate(block.ops)]
+        self.steps = _batched_recvs([_Step(i, op, xp, lod_vars) for i, op in enumerate(block.ops)])
         self.random_steps = [s for s in self.steps if s.seed]
         self.context_steps = [s for s in self.steps if s.needs_context]
         self.vars = block.vars

@@ -21,7 +21,7 @@ from ...ir import FleetgraphError
 from ...ops.selected_rows import SelectedRows, merge_dense
 from ...ops.sparse_table import SparseTable
 from .config import CommTimeout, rpc_timeout
-from .wire import Kind, WireError, decode, encode, pack_arrays, unpack_arrays
+from .wire import Kind, WireError, decode, encode, encode_batch, pack_arrays, unpack_arrays
 
 log = logging.getLogger("fleetgraph.comm")
 
@@ -46,18 +46,24 @@ class Traffic:
 
 
 MAX_IN_FLIGHT = 64  # unanswered requests to one pserver before a trainer waits for answers
+BATCH_SENDS = 64  # queued sends to one pserver that leave without waiting for the next request
 
 
 class _Connections:
     """DEALER sockets to pservers, used by one thread. A socket's answers come back in the order
     of its requests, so a request posted without waiting (`post`) is checked just before the next
-    answer awaited on the same socket."""
+    answer awaited on the same socket. Posted sends wait in `queued` and leave together, one
+    SEND_BATCH per pserver answered once, before the next request that waits for its answer (or
+    once BATCH_SENDS are queued): a step's gradients cost a pserver one message, not one each."""
 
     def __init__(self, context, traffic: Traffic | None = None) -> None:
         self.context = context
         self.traffic = traffic or Traffic()
         self.sockets: dict[str, object] = {}
         self.unanswered: dict[str, list[tuple[str, str, int]]] = {}
+        self.queued: dict[str, list[tuple[str, object]]] = {}  # endpoint -> (name, value) of posted sends
+        self.what: dict[str, str] = {}
+        self.sender = -1
         self.seq = 0
 
     def socket(self, endpoint: str):
@@ -72,20 +78,44 @@ class _Connections:
             self.sockets[endpoint] = sock
         return self.sockets[endpoint]
 
-    def post(self, what: str, items: list[tuple[str, Kind, str, object]], sender: int) -> None:
-        """Send requests; their answers are checked later, before the next awaited answer. At most
-        MAX_IN_FLIGHT requests to one pserver wait for their answers: a trainer faster than its
-        pserver waits for it (as Paddle's bounded send queue makes it) instead of running ahead."""
-        for endpoint, kind, name, value in items:
-            waiting = self.unanswered.setdefault(endpoint, [])
-            if len(waiting) >= MAX_IN_FLIGHT:
-                for earlier in waiting[: MAX_IN_FLIGHT // 2]:
-                    self._answer(endpoint, *earlier)
-                del waiting[: MAX_IN_FLIGHT // 2]
-            waiting.append((what, name, self._send(endpoint, kind, name, value, sender)))
+    def post(self, what: str, items: list[tuple[str, str, object]], sender: int) -> None:
+        """Queue sends (endpoint, name, value); their answers are checked later, before the next
+        awaited answer."""
+        self.sender = sender
+        for endpoint, name, value in items:
+            queue_ = self.queued.setdefault(endpoint, [])
+            queue_.append((name, value))
+            self.what[endpoint] = what
+            if len(queue_) >= BATCH_SENDS:
+                self._send_queued(endpoint)
+
+    def send_queued(self) -> None:
+        for endpoint in list(self.queued):
+            self._send_queued(endpoint)
+
+    def _send_queued(self, endpoint: str) -> None:
+        """The queued sends to `endpoint` as one SEND_BATCH. At most MAX_IN_FLIGHT messages to one
+        pserver wait for their answers: a trainer faster than its pserver waits for it (as Paddle's
+        bounded send queue makes it) instead of running ahead."""
+        queue_ = self.queued.pop(endpoint, [])
+        if not queue_:
+            return
+        waiting = self.unanswered.setdefault(endpoint, [])
+        if len(waiting) >= MAX_IN_FLIGHT:
+            for earlier in waiting[: MAX_IN_FLIGHT // 2]:
+                self._answer(endpoint, *earlier)
+            del waiting[: MAX_IN_FLIGHT // 2]
+        self.seq += 1
+        messages = [encode(Kind.SEND, name, value, sender=self.sender, seq=self.seq) for name, value in queue_]
+        frames = encode_batch(messages, sender=self.sender, seq=self.seq)
+        self.socket(endpoint).send_multipart(frames, copy=False)
+        self.traffic.count(sent=sum(len(f) if isinstance(f, bytes) else f.nbytes for f in frames))
+        names = ", ".join(name for name, _ in queue_)
+        waiting.append((self.what.get(endpoint, "send"), names, self.seq))
 
     def request(self, what: str, items: list[tuple[str, Kind, str, object]], sender: int) -> list:
         """Send (endpoint, kind, name, value) requests, then wait for each answer in turn."""
+        self.send_queued()
         pending = [
             (endpoint, name, self._send(endpoint, kind, name, value, sender)) for endpoint, kind, name, value in items
         ]
@@ -97,7 +127,8 @@ class _Connections:
         return answers
 
     def flush(self) -> None:
-        """Check the answers of every request posted without waiting."""
+        """Send what is queued; check the answers of every request posted without waiting."""
+        self.send_queued()
         for endpoint in list(self.unanswered):
             for earlier in self.unanswered.pop(endpoint):
                 self._answer(endpoint, *earlier)
@@ -132,6 +163,7 @@ class _Connections:
             sock.close(linger=0)
         self.sockets.clear()
         self.unanswered.clear()
+        self.queued.clear()
 
 
 class _Merger(threading.Thread):
@@ -227,9 +259,10 @@ class _Puller(threading.Thread):
                         return
                     self.started += 1
                     pull, wanted = self.started, list(self.wanted.items())
-                answers = self.connections.request("recv", [(ep, Kind.GET, n, None) for n, ep in wanted], self.sender)
+                names, epmap = [n for n, _ in wanted], [ep for _, ep in wanted]
+                values = get_all(self.connections, names, epmap, self.sender)
                 with self.cond:
-                    self.latest.update((n, a.value) for (n, _), a in zip(wanted, answers))
+                    self.latest.update(zip(names, values))
                     self.done = pull
                     self.cond.notify_all()
         except BaseException as e:  # reported to every waiting and later recv
@@ -245,6 +278,23 @@ class _Puller(threading.Thread):
             self.stopping = True
             self.cond.notify_all()
         self.join(rpc_timeout())
+
+
+def get_all(connections: _Connections, names: list[str], epmap: list[str], sender: int) -> list[np.ndarray]:
+    """The variables `names` from the pservers `epmap`: one GET_BATCH to each pserver, all at once."""
+    by_endpoint: dict[str, list[int]] = {}
+    for i, ep in enumerate(epmap):
+        by_endpoint.setdefault(ep, []).append(i)
+    items = [(ep, Kind.GET_BATCH, "\n".join(names[i] for i in idx), None) for ep, idx in by_endpoint.items()]
+    answers = connections.request("recv", items, sender)
+    values: list = [None] * len(names)
+    for (ep, idx), answer in zip(by_endpoint.items(), answers):
+        got = unpack_arrays(answer.value) if isinstance(answer.value, np.ndarray) else []
+        if len(got) != len(idx):
+            raise FleetgraphError(f"recv from {ep}: {len(got)} values for {len(idx)} variables; expected one each")
+        for i, value in zip(idx, got):
+            values[i] = value
+    return values
 
 
 def _add_up(values):
@@ -284,6 +334,7 @@ class PSClient:
         self.geo: dict[str, _GeoParam | _GeoTable] = {}
         self.merger: _Merger | None = None
         self.puller: _Puller | None = None
+        self.started = False  # past the first fetch barrier
         self.completed = False
 
     @property
@@ -323,7 +374,7 @@ class PSClient:
     def send(self, names: list[str], values: list, epmap: list[str], trainer_id: int) -> None:
         """Send without waiting: the answers are checked at the next barrier, recv or completion."""
         self._note(epmap, trainer_id)
-        self.connections.post("send", [(ep, Kind.SEND, n, v) for n, v, ep in zip(names, values, epmap)], trainer_id)
+        self.connections.post("send", [(ep, n, v) for n, v, ep in zip(names, values, epmap)], trainer_id)
         if self.puller is not None:  # async: this thread's next read waits for a fresh pull
             self.puller.sent()
 
@@ -341,8 +392,7 @@ class PSClient:
         """The values, writable (a GEO trainer updates them in place); `keep_base` also keeps a copy
         as the base of the GEO deltas."""
         self._note(epmap, trainer_id)
-        answers = self.connections.request("recv", [(ep, Kind.GET, n, None) for n, ep in zip(names, epmap)], trainer_id)
-        values = [np.array(answer.value) for answer in answers]
+        values = [np.array(v) for v in get_all(self.connections, names, epmap, trainer_id)]
         if keep_base:
             with self._lock:
                 self.received.update((name, value.copy()) for name, value in zip(names, values))
@@ -356,6 +406,7 @@ class PSClient:
             if self.puller is None:
                 self.puller = _Puller(self.context, trainer_id, self.traffic)
                 self.puller.start()
+        self.connections.send_queued()  # this step's gradients leave before its parameters are read
         return self.puller.values(names, epmap)
 
     def prefetch(
@@ -391,7 +442,13 @@ class PSClient:
         self._barrier("send_barrier", Kind.SEND_BARRIER, endpoints, trainer_id)
 
     def fetch_barrier(self, endpoints: list[str], trainer_id: int) -> None:
-        self._barrier("fetch_barrier", Kind.FETCH_BARRIER, endpoints, trainer_id)
+        """The first one (the startup program's) waits until every trainer has its first parameters;
+        after it, nothing to wait for: a pserver changes parameters only at a send barrier of every
+        trainer (ps_server.py), so the round trip is saved."""
+        self._note(endpoints, trainer_id)
+        if not self.started:
+            self._barrier("fetch_barrier", Kind.FETCH_BARRIER, endpoints, trainer_id)
+            self.started = True
 
     def worker_barrier(self, endpoint: str, trainer_id: int) -> None:
         """Return once every trainer still training waits here too (`fleet.barrier_worker`); the

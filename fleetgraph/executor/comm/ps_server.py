@@ -2,7 +2,11 @@
 answer parameter fetches, and return once every trainer has said it is done.
 
 Sync mode: gradients wait until every live trainer has reached the send barrier, then every
-optimize block runs once and the barrier is answered; fetch barriers keep the trainers in step.
+optimize block runs once and the barrier is answered. A trainer's first fetch barrier (its startup
+program ends with one) waits until every live trainer has its first parameters, in every mode, so
+that no trainer trains alone before the others start; later fetch barriers are answered at once:
+the parameters change only when every trainer reached the next send barrier, and each trainer's
+gradient is kept apart, so a trainer running ahead cannot change what a slower one fetches.
 A trainer that said it is done no longer counts at the barriers: its gradient copy is replaced by
 the mean of the live trainers' copies, so the block's sum and 1/trainers scale average over the
 trainers still training. Async, half-async and GEO: a received variable's optimize block runs on
@@ -22,7 +26,7 @@ from ...ir import FleetgraphError, VarType
 from ...ops.selected_rows import SelectedRows, merge_dense
 from ...ops.sparse_table import SparseTable
 from .config import CommTimeout, rpc_timeout
-from .wire import Kind, Message, WireError, decode, encode, pack_arrays, unpack_arrays
+from .wire import MAGIC, Kind, Message, WireError, decode, decode_batch, encode, pack_arrays, unpack_arrays
 
 log = logging.getLogger("fleetgraph.comm")
 SYNC = 0
@@ -49,8 +53,11 @@ class PServer:
         self.vars = ctx.program.global_block().vars
         self.env = ctx.env
         self.live = set(range(self.fanin))
+        self.started: set[int] = set()  # trainers past their first fetch barrier
         self.last_message = time.monotonic()
-        self.waiting: dict[Kind, dict[int, tuple[bytes, int]]] = {kind: {} for kind in _BARRIERS}
+        self.waiting: dict[Kind, dict[int, tuple]] = {
+            kind: {} for kind in _BARRIERS
+        }  # sender -> (identity, seq, value)
         self.timeout = rpc_timeout()
         self.steps = 0
 
@@ -79,7 +86,8 @@ class PServer:
     def _handle(self, frames) -> None:
         identity, body = frames[0].bytes, frames[1:]
         try:
-            msg = decode(body)
+            msg = decode(body[:2]) if _is_batch(body) else decode(body)
+            batch = decode_batch(msg, body[2:]) if msg.kind == Kind.SEND_BATCH else None
         except WireError as e:
             log.error("pserver %s: dropped a malformed message: %s", self.endpoint, e)
             self._reply(identity, encode(Kind.ERROR, text=f"malformed message: {e}"))
@@ -88,9 +96,13 @@ class PServer:
             self._refuse(identity, msg, f"sender {msg.sender} is not a training trainer (live: {sorted(self.live)})")
             return
         self.last_message = time.monotonic()
+        if batch is not None:
+            self._on_batch(identity, msg, batch)
+            return
         handler = {
             Kind.SEND: self._on_send,
             Kind.GET: self._on_get,
+            Kind.GET_BATCH: self._on_get_batch,
             Kind.SEND_BARRIER: self._on_barrier,
             Kind.FETCH_BARRIER: self._on_barrier,
             Kind.WORKER_BARRIER: self._on_barrier,
@@ -108,6 +120,27 @@ class PServer:
 
     # -- messages --------------------------------------------------------------------------------
     def _on_send(self, identity: bytes, msg: Message) -> None:
+        self._receive(msg)
+        self._reply(identity, encode(Kind.ACK, msg.name, seq=msg.seq))
+
+    def _on_batch(self, identity: bytes, batch: Message, messages: list[Message]) -> None:
+        """A trainer's sends to this pserver in one message: each is received as a SEND would be;
+        one answer, an error naming every send refused."""
+        refused = []
+        for msg in messages:
+            try:
+                if msg.kind != Kind.SEND or msg.sender != batch.sender:
+                    raise _Refused(f"a SEND_BATCH holds SENDs of its sender; got {msg.describe()}")
+                self._receive(msg)
+            except _Refused as e:
+                log.error("pserver %s: refused %s: %s", self.endpoint, msg.describe(), e)
+                refused.append(f"{msg.name!r}: {e}")
+        reply = (
+            encode(Kind.ERROR, seq=batch.seq, text="; ".join(refused)) if refused else encode(Kind.ACK, seq=batch.seq)
+        )
+        self._reply(identity, reply)
+
+    def _receive(self, msg: Message) -> None:
         var = self.vars.get(msg.name)
         if var is None or var.persistable:
             raise _Refused(f"{msg.name!r} is not a variable this pserver receives")
@@ -118,13 +151,21 @@ class PServer:
         if self.mode != SYNC:
             self.ctx.run_block(self._block_for(msg.name))
             self.steps += 1
-        self._reply(identity, encode(Kind.ACK, msg.name, seq=msg.seq))
 
     def _on_get(self, identity: bytes, msg: Message) -> None:
         value = self._held(msg.name)
         if isinstance(value, SparseTable):
             raise _Refused(f"{msg.name!r} is a sparse table; a trainer asks for its rows (PREFETCH), not all of it")
         self._reply(identity, encode(Kind.VAR, msg.name, value, seq=msg.seq))
+
+    def _on_get_batch(self, identity: bytes, msg: Message) -> None:
+        values = []
+        for name in msg.name.split("\n"):
+            value = self._held(name)
+            if isinstance(value, SparseTable):
+                raise _Refused(f"{name!r} is a sparse table; a trainer asks for its rows (PREFETCH), not all of it")
+            values.append(value)
+        self._reply(identity, encode(Kind.VAR, value=pack_arrays(values), seq=msg.seq))
 
     def _on_prefetch(self, identity: bytes, msg: Message) -> None:
         """Rows of a table this pserver holds, by the block's own row ids; a sparse table creates the
@@ -148,7 +189,8 @@ class PServer:
         return self.env[name]
 
     def _on_barrier(self, identity: bytes, msg: Message) -> None:
-        if self.mode != SYNC and msg.kind != Kind.WORKER_BARRIER:  # nothing to wait for
+        later_fetch = msg.kind == Kind.FETCH_BARRIER and msg.sender in self.started
+        if later_fetch or (self.mode != SYNC and msg.kind == Kind.SEND_BARRIER):  # nothing to wait for
             self._reply(identity, encode(Kind.ACK, seq=msg.seq))
             return
         self.waiting[msg.kind][msg.sender] = (identity, msg.seq, None)
@@ -178,8 +220,11 @@ class PServer:
         """Answer a barrier once every live trainer waits at it; the send barrier first optimizes."""
         for kind in _BARRIERS:
             waiting = self.waiting[kind]
-            if not waiting or set(waiting) != self.live:
+            arrived = set(waiting) | (self.started if kind == Kind.FETCH_BARRIER else set())
+            if not waiting or not arrived >= self.live:
                 continue
+            if kind == Kind.FETCH_BARRIER:
+                self.started |= set(waiting)
             if kind == Kind.SEND_BARRIER:
                 self._optimize_sync()
             senders = sorted(waiting)
@@ -224,7 +269,8 @@ class PServer:
         detail = ""
         for kind, name in _BARRIERS.items():
             if self.waiting[kind]:
-                missing = sorted(self.live - set(self.waiting[kind]))
+                arrived = set(self.waiting[kind]) | (self.started if kind == Kind.FETCH_BARRIER else set())
+                missing = sorted(self.live - arrived)
                 detail = f"; trainers {sorted(self.waiting[kind])} wait at the {name} for trainer(s) {missing}"
         raise CommTimeout(
             f"listen_and_serv {self.endpoint}: no message from trainers {sorted(self.live)} for "
@@ -240,7 +286,7 @@ class PServer:
 
 _BARRIERS = {
     Kind.SEND_BARRIER: "send barrier",
-    Kind.FETCH_BARRIER: "fetch barrier",
+    Kind.FETCH_BARRIER: "first fetch barrier (every trainer's start)",
     Kind.WORKER_BARRIER: "worker barrier (fleet.barrier_worker)",
     Kind.WORKER_EXCHANGE: "worker exchange (fleet.util, a global shuffle)",
 }
@@ -248,6 +294,12 @@ _BARRIERS = {
 
 class _Refused(FleetgraphError):
     pass
+
+
+def _is_batch(body) -> bool:
+    """A SEND_BATCH message (its header's kind byte), which `decode` reads in parts."""
+    head = body[0].bytes if hasattr(body[0], "bytes") else bytes(body[0])
+    return len(head) > 4 and head[:4] == MAGIC and head[4] == Kind.SEND_BATCH
 
 
 def _check_value(var, msg: Message) -> None:

@@ -40,6 +40,8 @@ class Kind(enum.IntEnum):
     WORKER_BARRIER = 10  # fleet.barrier_worker in parameter-server mode, answered by the first pserver
     PREFETCH = 11  # ask a pserver for rows of a table it holds: the value is the (local) row ids
     WORKER_EXCHANGE = 12  # trainers swap arrays through the first pserver (fleet.util, global shuffle)
+    SEND_BATCH = 13  # several SEND messages in one, answered once: the value holds each one's frame count
+    GET_BATCH = 14  # ask for several variables (names one per line), answered by a VAR of them packed
 
 
 DTYPES = ["", "float32", "float64", "float16", "int32", "int64", "uint8", "int8", "int16", "bool"]
@@ -235,3 +237,23 @@ def unpack_arrays(buf: np.ndarray) -> list[np.ndarray]:
         out.append(buf[offset : offset + size].view(dtype).reshape(shape))
         offset += size + (-size % _PACK_HEAD)
     return out
+
+
+# -- several SEND messages as one -------------------------------------------------------------------
+
+
+def encode_batch(messages: list[list], *, sender: int, seq: int) -> list:
+    """Frames of one SEND_BATCH: its header, the frame count of each message, then their frames."""
+    counts = np.asarray([len(m) for m in messages], dtype=np.int64)
+    return encode(Kind.SEND_BATCH, value=counts, sender=sender, seq=seq) + [f for m in messages for f in m]
+
+
+def decode_batch(batch: Message, frames) -> list[Message]:
+    """The messages of a SEND_BATCH (`batch` decoded from its first two frames, `frames` the rest)."""
+    counts = batch.value
+    if not isinstance(counts, np.ndarray) or counts.dtype != np.int64 or counts.ndim != 1:
+        raise WireError("SEND_BATCH: expected an int64 array of frame counts")
+    if (counts < 1).any() or int(counts.sum()) != len(frames):
+        raise WireError(f"SEND_BATCH: frame counts {counts.tolist()} do not add up to its {len(frames)} frames")
+    bounds = np.cumsum([0, *counts.tolist()])
+    return [decode(frames[bounds[i] : bounds[i + 1]]) for i in range(len(counts))]

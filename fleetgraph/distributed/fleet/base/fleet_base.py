@@ -66,8 +66,9 @@ class Fleet:
         self._connect_datasets()
 
     def _connect_datasets(self) -> None:
-        """A worker of several reads its share of each dataset's files; a dataset's global shuffle and
-        sizes go through `fleet.util`."""
+        """A worker of several reads its share of each dataset's files (unless the script shards them
+        itself with fleet.util.get_file_shard); a dataset's global shuffle and sizes go through
+        `fleet.util`."""
         role = self._role_maker
         several = role.is_worker() and role.worker_num() > 1
         set_file_shard(*(role.worker_index(), role.worker_num()) if several else (0, 1))

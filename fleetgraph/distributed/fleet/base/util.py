@@ -65,9 +65,13 @@ class UtilBase:
 
     # -- files -----------------------------------------------------------------------------------
     def get_file_shard(self, files) -> list:
-        """This worker's contiguous share of `files` (the first len % workers shares one longer)."""
+        """This worker's contiguous share of `files` (the first len % workers shares one longer). A
+        script that shards its files itself gets datasets that read every file they are given."""
         if not isinstance(files, (list, tuple)):
             raise TypeError(f"fleet.util.get_file_shard: files expected a list, got {type(files).__name__}")
+        from ....data import set_file_shard
+
+        set_file_shard(0, 1)
         role = self._role("get_file_shard")
         count, index = role.worker_num(), role.worker_index()
         base, extra = divmod(len(files), count)
