@@ -12,7 +12,8 @@ Steps of `run_dataset`:
      product on one core: a pool of its own per product would only fight the threads for cores);
   3. the thread that finishes every `print_period`-th batch prints `fetch_info` with the values it
      fetched, the batches and samples per second so far; a progress line also comes at least every
-     minute;
+     minute, and with a fetch_list one more at the end (a call shorter than print_period batches
+     would print nothing otherwise);
   4. wait for the workers, close the readers; the first error of any thread stops every thread and
      is raised, the readers' errors (a malformed line, a failing pipe_command) included.
 """
@@ -79,6 +80,8 @@ def run_dataset(
                 w.join()
     if run.error is not None:
         raise run.error
+    if run.names and run.batches % run.print_period:
+        run._report()
 
 
 @contextlib.contextmanager
@@ -185,7 +188,7 @@ class _Run:
             self.batches += 1
             self.samples += rows
             due = self.batches % self.print_period == 0
-        if self.names and (due or self.fetch_handler is not None):
+        if self.names:
             self.latest = {n: np.array(getattr(env.get(n), "data", env.get(n))) for n in self.names}
             if due:
                 self._report()

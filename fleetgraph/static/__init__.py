@@ -4,7 +4,7 @@ from ..executor import Executor, Scope, global_scope, scope_guard
 from ..executor.place import CPUPlace, CUDAPlace
 from ..ir import Parameter, Program, Variable, default_main_program, default_startup_program, program_guard
 from ..layers.io import data
-from ..layers.nn import auc
+from ..layers.nn import accuracy, auc
 from ..persistence import load, save
 from ..persistence import static_load_inference_model as load_inference_model
 from ..persistence import static_save_inference_model as save_inference_model
@@ -37,6 +37,7 @@ __all__ = [
     "Program",
     "Scope",
     "Variable",
+    "accuracy",
     "append_backward",
     "auc",
     "cpu_places",

@@ -1,0 +1,239 @@
+"""The CTR-DNN of seed 000 (batch 100) on fleetgraph and on PaddlePaddle, side by side in one run.
+Prints figures; asserts nothing.
+
+    python bench/ctr.py [--paddle331 PYTHON] [--paddle262 PYTHON] [--samples 200000]
+
+One process: samples/s training from MultiSlot files with train_from_dataset (reading and parsing
+included) on 1 and 2 threads, and with exe.run on ready feeds; against PaddlePaddle 3.3.1 (legacy
+static graph; its PIR ignores is_sparse) when PYTHON has it. Parameter servers: 2 pservers x 2
+trainers in sync, async and GEO, started by each framework's launcher: samples/s of the job (all
+trainers' samples over the job's wall time, the launcher included) and the peak RSS of each role,
+the table having 10,000,001 rows of which the data touches about 1,000,000; against PaddlePaddle
+2.6.2 (3.3.1's wheel has no parameter-server runtime) when PYTHON has it. Install either only in a
+throwaway virtual environment (2.6.2 needs protobuf<5 and numpy<2), never as a dependency.
+
+The data: --samples lines of MultiSlot text in 4 files (13 dense values, 26 slots of one id each
+drawn from 1,000,000 distinct ids among 10,000,001, a label), read by pipe_command "cat". Runs of
+the two frameworks alternate configuration by configuration, so the machine's load falls on both.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+JOB = os.path.join(HERE, "ctr_job.py")
+DIM, DISTINCT_IDS = 10_000_001, 1_000_000
+JOB_TIMEOUT_S = 900
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--paddle331", help="a Python with paddlepaddle==3.3.1 (one process)")
+    p.add_argument("--paddle262", help="a Python with paddlepaddle==2.6.2 (parameter servers)")
+    p.add_argument("--samples", type=int, default=200_000)
+    p.add_argument("--ps-threads", type=int, default=10, help="threads per trainer (seed 000 uses 10)")
+    p.add_argument("--only", choices=["local", "ps"], help="run one half")
+    return p.parse_args()
+
+
+def write_data(directory: str, samples: int, files: int = 4) -> None:
+    rng = np.random.default_rng(0)
+    pool = rng.choice(DIM, size=DISTINCT_IDS, replace=False)
+    per_file = samples // files
+    for f in range(files):
+        dense = rng.random((per_file, 13))
+        ids = pool[rng.integers(0, DISTINCT_IDS, size=(per_file, 26))]
+        label = rng.integers(0, 2, size=per_file)
+        with open(os.path.join(directory, f"part-{f}"), "w") as out:
+            for i in range(per_file):
+                slots = " ".join(f"1 {v}" for v in ids[i])
+                out.write(f"13 {' '.join(f'{v:.4f}' for v in dense[i])} {slots} 1 {label[i]}\n")
+
+
+# -- one process ----------------------------------------------------------------------------------
+
+
+def run_local(python: str, framework: str, how: str, data: str, threads: int) -> dict | str:
+    cmd = [python, JOB, "--framework", framework, "--how", how, "--data", data, "--threads", str(threads)]
+    scratch = tempfile.mkdtemp(prefix="ctr-run-")  # Paddle leaves files in its working directory
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=JOB_TIMEOUT_S, env=_env(), cwd=scratch)
+    except subprocess.TimeoutExpired:
+        return f"timed out after {JOB_TIMEOUT_S} s"
+    return _result(out.stdout) or _failure(out)
+
+
+def _env() -> dict:
+    return dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""), GLOG_v="0")
+
+
+def _result(stdout: str) -> dict | None:
+    lines = [ln for ln in stdout.splitlines() if ln.startswith("CTR_JOB ")]
+    return json.loads(lines[-1][len("CTR_JOB ") :]) if lines else None
+
+
+def _failure(proc) -> str:
+    tail = (proc.stderr or proc.stdout or "").strip().splitlines()[-1:] or ["no output"]
+    return f"failed (exit {proc.returncode}): {tail[0][:120]}"
+
+
+# -- parameter servers ------------------------------------------------------------------------------
+
+
+def run_ps(python: str, framework: str, strategy: str, data: str, threads: int) -> dict | str:
+    log_dir = tempfile.mkdtemp(prefix=f"ctr-{framework}-{strategy}-")
+    launcher = "fleetgraph.distributed.launch_ps" if framework == "fleetgraph" else "paddle.distributed.launch"
+    cmd = [python, "-m", launcher, "--server_num", "2", "--worker_num", "2", "--log_dir", log_dir, JOB]
+    cmd += ["--framework", framework, "--how", "ps", "--data", data, "--strategy", strategy, "--threads", str(threads)]
+    watcher = PeakRss()
+    watcher.start()
+    started = time.perf_counter()
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=JOB_TIMEOUT_S, env=_env(), cwd=log_dir)
+    except subprocess.TimeoutExpired:
+        watcher.stop()
+        _kill_jobs()
+        return f"timed out after {JOB_TIMEOUT_S} s"
+    wall = time.perf_counter() - started
+    watcher.stop()
+    workers = [_result(open(os.path.join(log_dir, f)).read()) for f in sorted(os.listdir(log_dir)) if "worker" in f]
+    workers = [w for w in workers if w and w.get("role") == "worker"]
+    if proc.returncode != 0 or len(workers) != 2:
+        return _failure(proc) + f" (logs: {log_dir})"
+    return {"samples": sum(w["samples"] for w in workers), "seconds": wall, **watcher.peaks()}
+
+
+class PeakRss(threading.Thread):
+    """Polls the peak RSS (VmHWM) of every process running ctr_job.py, by role."""
+
+    def __init__(self) -> None:
+        super().__init__(daemon=True)
+        self.seen: dict[int, tuple[str, int]] = {}
+        self.done = threading.Event()
+
+    def run(self) -> None:
+        while not self.done.wait(0.2):
+            for pid, role, kb in _jobs():
+                self.seen[pid] = (role, max(kb, self.seen.get(pid, ("", 0))[1]))
+
+    def stop(self) -> None:
+        self.done.set()
+        self.join()
+
+    def peaks(self) -> dict:
+        by_role: dict[str, int] = {}
+        for role, kb in self.seen.values():
+            by_role[role] = max(by_role.get(role, 0), kb)
+        return {f"{role}_peak_rss_mb": kb / 1024 for role, kb in by_role.items()}
+
+
+def _jobs():
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/cmdline", "rb") as f:
+                if JOB.encode() not in f.read():
+                    continue
+            with open(f"/proc/{name}/environ", "rb") as f:
+                env = dict(kv.split(b"=", 1) for kv in f.read().split(b"\0") if b"=" in kv)
+            with open(f"/proc/{name}/status") as f:
+                hwm = next(int(ln.split()[1]) for ln in f if ln.startswith("VmHWM"))
+        except (OSError, StopIteration, ValueError):
+            continue
+        role = (
+            env.get(b"TRAINING_ROLE", b"?").decode().lower().replace("trainer", "worker").replace("pserver", "server")
+        )
+        yield int(name), role, hwm
+
+
+def _kill_jobs() -> None:
+    for pid, _, _ in list(_jobs()):
+        try:
+            os.kill(pid, 9)
+        except OSError:
+            pass
+
+
+# -- printing ----------------------------------------------------------------------------------------
+
+
+def rate(result) -> float | None:
+    return result["samples"] / result["seconds"] if isinstance(result, dict) else None
+
+
+def cell(result) -> str:
+    r = rate(result)
+    return f"{r:>12,.0f}" if r is not None else f"{'-':>12}"
+
+
+def ratio(ours, theirs) -> str:
+    a, b = rate(ours), rate(theirs)
+    return f"{a / b:>6.2f}x" if a and b else f"{'':>7}"
+
+
+def _peaks(result: dict) -> str:
+    return f"{result.get('server_peak_rss_mb', 0):.0f}, {result.get('worker_peak_rss_mb', 0):.0f}"
+
+
+def main() -> None:
+    args = parse_args()
+    here = sys.executable
+    with tempfile.TemporaryDirectory(prefix="ctr-bench-") as data:
+        write_data(data, args.samples)
+        print(f"data: {args.samples:,} samples in 4 MultiSlot files, ids from {DISTINCT_IDS:,} of {DIM:,}\n")
+        notes = []
+        if args.only != "ps":
+            print(f"{'one process, samples/s':40} {'fleetgraph':>12} {'Paddle 3.3.1':>12} {'ratio':>7}")
+            for label, how, threads in (
+                ("train_from_dataset, 1 thread", "dataset", 1),
+                ("train_from_dataset, 2 threads", "dataset", 2),
+                ("exe.run, ready feeds", "feed", 1),
+            ):
+                ours = run_local(here, "fleetgraph", how, data, threads)
+                theirs = run_local(args.paddle331, "paddle", how, data, threads) if args.paddle331 else "not run"
+                print(f"{label:40} {cell(ours)} {cell(theirs)} {ratio(ours, theirs)}", flush=True)
+                notes += [
+                    f"{label}, {who}: {r}"
+                    for who, r in (("fleetgraph", ours), ("Paddle", theirs))
+                    if isinstance(r, str)
+                ]
+        if args.only != "local":
+            head = f"{'2 pservers x 2 trainers':40} {'fleetgraph':>12} {'Paddle 2.6.2':>12} {'ratio':>7}"
+            print(f"\n{head}   peak RSS MB (ours: server, worker)")
+            for strategy in ("sync", "async", "geo"):
+                ours = run_ps(here, "fleetgraph", strategy, data, args.ps_threads)
+                theirs = (
+                    run_ps(args.paddle262, "paddle", strategy, data, args.ps_threads) if args.paddle262 else "not run"
+                )
+                rss = ""
+                if isinstance(ours, dict):
+                    rss = _peaks(ours)
+                    if isinstance(theirs, dict):
+                        rss += f"   (Paddle: {_peaks(theirs)})"
+                print(
+                    f"{strategy + ', job samples/s':40} {cell(ours)} {cell(theirs)} {ratio(ours, theirs)}   {rss}",
+                    flush=True,
+                )
+                notes += [
+                    f"{strategy}, {who}: {r}"
+                    for who, r in (("fleetgraph", ours), ("Paddle", theirs))
+                    if isinstance(r, str)
+                ]
+        for note in notes:
+            print(f"  note: {note}")
+
+
+if __name__ == "__main__":
+    main()
