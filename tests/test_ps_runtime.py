@@ -16,6 +16,7 @@ from models import global_batches
 import fleetgraph as paddle
 
 PS_TRAIN = os.path.join(SCRIPTS, "ps_train.py")
+CTR_TRAFFIC = os.path.join(SCRIPTS, "ctr_traffic.py")
 FAST_TIMEOUT = {"FLEETGRAPH_RPC_TIMEOUT": "30"}
 
 
@@ -330,3 +331,37 @@ def test_a_worker_that_stopped_no_longer_counts_at_barrier_worker():
             sock.close()
         context.term()
     assert_all_exit_zero(results)
+
+
+def ctr_traffic(tmp_path, dim: int, distinct: list[int]) -> dict:
+    """Seed 000's CTR-DNN, a table of `dim` rows on 2 pservers, one sync trainer: bytes per step."""
+    eps = ",".join(endpoints(2))
+    common = ["--pservers", eps, "--dim", str(dim)]
+    out = str(tmp_path / f"traffic{dim}.npz")
+    with ProcessGroup(timeout=120) as group:
+        for ep in eps.split(","):
+            group.start(f"pserver {ep}", [CTR_TRAFFIC, "pserver", ep, *common], env=FAST_TIMEOUT)
+        argv = [CTR_TRAFFIC, "trainer", "0", *common, "--distinct", ",".join(map(str, distinct)), "--out", out]
+        group.start("trainer", argv, env=FAST_TIMEOUT)
+        results = group.wait()
+    assert_all_exit_zero(results)
+    return dict(np.load(out))
+
+
+def test_bytes_on_the_wire_per_step_follow_the_ids_of_a_ctr_batch_not_the_table_height(tmp_path):
+    """Batches of 100 samples x 26 slots (2,600 lookups) over 50 to 800 distinct ids: each step's
+    bytes are the dense parameters' plus a fixed cost per distinct id, the DistPlan's figures, and
+    the same for a table of 100,000 rows and one of 10,000,001."""
+    distinct = [100, 50, 200, 400, 800, 400]
+    small = ctr_traffic(tmp_path, 100_000, distinct)
+    large = ctr_traffic(tmp_path, 10_000_001, distinct)
+    np.testing.assert_array_equal(small["distinct"], distinct)
+    np.testing.assert_array_equal(large["bytes"], small["bytes"])
+    steps = small["bytes"][1:].astype(float)  # step 0 holds the start barrier
+    ids = small["distinct"][1:]
+    for direction in (0, 1):  # sent, received
+        slope, constant = np.polyfit(ids, steps[:, direction], 1)
+        np.testing.assert_allclose(steps[:, direction], slope * ids + constant, atol=1)  # exactly linear
+        assert round(slope) == small["plan_per_id"][direction]  # 56 B sent (id asked, id + row pushed), 40 B back
+        plan_dense = small["plan_per_step"][direction]
+        assert plan_dense <= constant < plan_dense * 1.01  # the dense parameters, plus message headers

@@ -298,7 +298,13 @@ def get_all(connections: _Connections, names: list[str], epmap: list[str], sende
 
 
 def _add_up(values):
-    return values[0] if len(values) == 1 else merge_dense(np, values)
+    return _compact(values[0] if len(values) == 1 else merge_dense(np, values))
+
+
+def _compact(value):
+    """What goes on the wire: a sparse gradient with each row once (a batch looks an id up as often
+    as it occurs; its row travels once, the sum of its gradients), anything else as it is."""
+    return value.merged(np) if isinstance(value, SelectedRows) else value
 
 
 class _GeoParam:
@@ -374,7 +380,8 @@ class PSClient:
     def send(self, names: list[str], values: list, epmap: list[str], trainer_id: int) -> None:
         """Send without waiting: the answers are checked at the next barrier, recv or completion."""
         self._note(epmap, trainer_id)
-        self.connections.post("send", [(ep, n, v) for n, v, ep in zip(names, values, epmap)], trainer_id)
+        items = [(ep, n, _compact(v)) for n, v, ep in zip(names, values, epmap)]
+        self.connections.post("send", items, trainer_id)
         if self.puller is not None:  # async: this thread's next read waits for a fresh pull
             self.puller.sent()
 
