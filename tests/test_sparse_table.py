@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from models import SPARSE_SLOTS, SPARSE_VOCAB, SPARSE_WIDTH, sparse_ctr
+from models import SPARSE_SLOTS, SPARSE_VOCAB, SPARSE_WIDTH, global_batches, sparse_ctr
 from ps_helpers import TWO_PSERVERS, check_golden, role_dump, transpile
 
 import fleetgraph as paddle
@@ -154,6 +154,18 @@ def test_every_lookup_of_a_table_becomes_one_prefetch_from_the_pservers():
     assert op.attrs["table_names"] == ["table.block0", "table.block1"]
     assert op.attrs["height_sections"] == [2500, 2500] and op.attrs["endpoints"] == TWO_PSERVERS.split(",")
     assert not [op for op in ops if op.type == "recv" and "table.block0" in op.output_arg_names]
+
+
+def test_an_id_outside_a_distributed_table_is_refused_before_any_request_naming_its_input():
+    feed = next(global_batches("sparse", 1, 4))
+    feed["C1"] = feed["C1"].copy()
+    feed["C1"][2, 0] = SPARSE_VOCAB
+    scope = paddle.static.Scope()
+    scope.vars["table"] = np.broadcast_to(np.zeros(1, "float32"), (SPARSE_VOCAB, SPARSE_WIDTH))  # fake_init's
+    message = rf"id {SPARSE_VOCAB} of Ids\[1\] \(element 2\) is outside the table of {SPARSE_VOCAB} rows"
+    with pytest.raises(FleetgraphError, match=message) as raised:  # no pserver runs: nothing was sent
+        paddle.static.Executor().run(transpile(_ctr).get_trainer_program(), feed=feed, scope=scope)
+    assert "(distributed_lookup_table)" in str(raised.value) and "'C1'" in str(raised.value)
 
 
 def test_the_trainer_startup_holds_a_placeholder_of_the_table_appended_last():

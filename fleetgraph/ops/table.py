@@ -96,8 +96,7 @@ def _distributed_lookup(
     unique, inverse = np.unique(np.concatenate(flat), return_inverse=True)
     height, width = int(sum(height_sections)), w.shape[1]
     if unique.size and (unique[0] < 0 or unique[-1] >= height):
-        bad = int(unique[0]) if unique[0] < 0 else int(unique[-1])
-        raise IndexError(f"ids must lie in [0, {height}); got id {bad}")
+        _refuse_ids_outside(flat, height)
     rows = ctx.comm.ps_client().prefetch(table_names, endpoints, height_sections, unique, trainer_id, width, w.dtype)
     outs, start = [], 0
     for ids, a, f in zip(ids_list, arrays, flat):
@@ -108,6 +107,17 @@ def _distributed_lookup(
         out = out.reshape(tuple(a.shape if v2 else a.shape[:-1]) + (width,))
         outs.append(ids.with_data(out) if isinstance(ids, LoDTensor) else out)
     return outs
+
+
+def _refuse_ids_outside(flat: list[np.ndarray], height: int) -> None:
+    for i, ids in enumerate(flat):
+        outside = np.flatnonzero((ids < 0) | (ids >= height))
+        if outside.size:
+            at = int(outside[0])
+            raise IndexError(
+                f"id {int(ids[at])} of Ids[{i}] (element {at}) is outside the table of {height} rows; "
+                f"expected ids in [0, {height})"
+            )
 
 
 def _distributed_lookup_infer(ctx: InferContext) -> None:
