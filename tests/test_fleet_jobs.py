@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 
 import numpy as np
 import pytest
@@ -34,7 +35,7 @@ def run_ps_job(script, out, args=(), spelling="fleet", workers=2, servers=2, tim
         server_eps = hosts
         as_server = lambda host: {"PADDLE_TRAINING_ROLE": "PSERVER", "PADDLE_CURRENT_IP": host}  # noqa: E731
         as_worker = lambda i: {"PADDLE_TRAINING_ROLE": "TRAINER", "PADDLE_TRAINER_ID": str(i)}  # noqa: E731
-    argv = [os.path.join(SCRIPTS, script), "--out", str(out), *args]
+    argv = [os.path.join(SCRIPTS, script), *(["--out", str(out)] if out is not None else []), *args]
     with ProcessGroup(timeout=timeout) as group:
         for ep in server_eps:
             group.start(f"server {ep}", argv, env={**RPC, **common, **as_server(ep)})
@@ -133,6 +134,22 @@ def test_fluid_era_job_with_fluid_environment(tmp_path, given):
         for t in (0, 1):
             losses = trained[t]["losses"]
             assert losses[-5:].mean() <= losses[:3].mean() / 3, (given, t, losses)
+
+
+@pytest.mark.parametrize("strategy", ["sync", "half_async", "async", "geo"])
+def test_seed_004_sparse_embedding_trains_from_a_dataset_in_every_strategy(tmp_path, strategy):
+    rng = np.random.default_rng(0)
+    for f in range(4):  # two files per trainer
+        ids = rng.integers(0, 1000, size=400)
+        (tmp_path / f"part-{f}").write_text("".join(f"1 {i} 1 {int(i < 500)}\n" for i in ids))
+    results = run_ps_job(
+        "seed004_sparse_dataset.py", None, ["--data", str(tmp_path), "--strategy", strategy], spelling="fluid"
+    )
+    for worker in ("worker 0", "worker 1"):
+        losses = [float(v) for v in re.findall(r"loss: ([0-9.e+-]+)", results[worker][1])]
+        # 4 epochs of its 2 files x 400 samples: 50 batches of 16 each, every 5th printed
+        assert len(losses) == 4 * 50 // 5, results[worker][1][-2000:]
+        assert np.mean(losses[-3:]) < np.mean(losses[:3]) / 2, (strategy, worker, losses)
 
 
 def test_collective_job_equals_one_process(tmp_path):
