@@ -55,6 +55,14 @@ def test_a_table_memory_grows_with_the_ids_seen_not_its_height():
     assert len(table) == 1000 and table.nbytes < 1_000_000
 
 
+@pytest.mark.parametrize("ids", [100_000, 131_073])  # a typical count and one just past a doubling
+def test_an_index_costs_at_most_48_bytes_per_id_and_the_rows_twice_their_size(ids):
+    table = SparseTable(10_000_001, 10, "float32", UNIFORM)
+    table.lookup(np.random.default_rng(0).choice(10_000_001, size=ids, replace=False))
+    assert table.index.nbytes <= 48 * ids + 8  # ids, then slots at most half full: no key copies
+    assert table.nbytes - table.index.nbytes <= 2 * 40 * ids
+
+
 def test_an_id_outside_the_table_is_one_clear_error():
     with pytest.raises(FleetgraphError, match=r"id 1000 is outside the table; expected ids in \[0, 1000\)"):
         SparseTable(1000, 3, "float32", UNIFORM).lookup([3, 1000])

@@ -7,7 +7,8 @@ init of the whole table (random inits are counter-based, ops/counter_rng.py), so
 table and a dense one hold the same numbers wherever both have a row.
 
 Ids map to row positions through `IdIndex`, an open-addressing hash table kept in NumPy arrays and
-probed for a whole batch at a time. Optimizer state shaped like a table (Adam's moments) shares the
+probed for a whole batch at a time: a slot holds a position only (its id is `ids[position]`), and at
+most half the slots are used. Optimizer state shaped like a table (Adam's moments) shares the
 table's index: its rows are created, in the same positions, when the optimizer first reads them.
 """
 
@@ -28,16 +29,23 @@ class IdIndex:
     """int64 ids -> positions 0, 1, 2, ... in the order they were first seen."""
 
     def __init__(self, capacity: int = 1024) -> None:
-        self.ids = np.empty(capacity // 2, dtype=np.int64)  # position -> id
+        self.ids = self._id_array(capacity)  # position -> id
         self.size = 0
         self._rehash(capacity)
+
+    @staticmethod
+    def _id_array(capacity: int) -> np.ndarray:
+        """Room for capacity // 2 ids, then -1 (no id): what an empty slot's position (-1) reads."""
+        ids = np.empty(capacity // 2 + 1, dtype=np.int64)
+        ids[-1] = _EMPTY
+        return ids
 
     def __len__(self) -> int:
         return self.size
 
     @property
     def nbytes(self) -> int:
-        return self.ids.nbytes + self._keys.nbytes + self._pos.nbytes
+        return self.ids.nbytes + self._pos.nbytes
 
     def find(self, ids: np.ndarray) -> np.ndarray:
         """Positions of `ids`, -1 where an id is absent."""
@@ -45,7 +53,7 @@ class IdIndex:
         pending, slot = np.arange(len(ids)), self._slot(ids)
         while pending.size:
             pos = self._pos[slot]
-            hit = (pos != _EMPTY) & (self._keys[slot] == ids[pending])
+            hit = self.ids[pos] == ids[pending]  # an empty slot reads -1, never an id
             out[pending[hit]] = pos[hit]
             probe = (pos != _EMPTY) & ~hit  # an occupied slot of another id: look at the next one
             pending, slot = pending[probe], (slot[probe] + 1) & self._mask
@@ -53,7 +61,7 @@ class IdIndex:
 
     def add(self, new_ids: np.ndarray) -> np.ndarray:
         """Give distinct absent ids the next positions; returns them."""
-        if self.size + len(new_ids) > len(self.ids):
+        if self.size + len(new_ids) > len(self.ids) - 1:
             self._grow(self.size + len(new_ids))
         positions = np.arange(self.size, self.size + len(new_ids))
         self.ids[positions] = new_ids
@@ -68,7 +76,7 @@ class IdIndex:
             # of several ids reaching one free slot in this round, the first takes it
             taken, first = np.unique(slot[free], return_index=True)
             winners = pending[free][first]
-            self._pos[taken], self._keys[taken] = positions[winners], ids[winners]
+            self._pos[taken] = positions[winners]
             placed = np.zeros(len(ids), dtype=bool)
             placed[winners] = True
             rest = ~placed[pending]
@@ -81,7 +89,7 @@ class IdIndex:
         capacity = len(self._pos)
         while capacity < 2 * needed:
             capacity *= 2
-        ids = np.empty(capacity // 2, dtype=np.int64)
+        ids = self._id_array(capacity)
         ids[: self.size] = self.ids[: self.size]
         self.ids = ids
         self._rehash(capacity)
@@ -89,7 +97,6 @@ class IdIndex:
 
     def _rehash(self, capacity: int) -> None:
         self._mask = capacity - 1
-        self._keys = np.zeros(capacity, dtype=np.int64)
         self._pos = np.full(capacity, _EMPTY, dtype=np.int64)
 
 
@@ -158,6 +165,12 @@ class SparseTable:
     def lookup(self, ids) -> np.ndarray:
         positions = self.positions(ids)
         return self.values[positions]
+
+    def write(self, positions: np.ndarray, rows: np.ndarray) -> None:
+        """Set rows in place, kept apart from a growth that copies the storage (a write into the old
+        copy would be lost)."""
+        with self._lock:
+            self._storage[positions] = rows
 
     def follow(self, other: SparseTable) -> None:
         """Hold a row wherever `other` does, at the same position (an optimizer's state shaped like its

@@ -317,12 +317,13 @@ class _GeoParam:
 
 class _GeoTable:
     """A GEO trainer's copy of a table on the pservers (a SparseTable), the rows' values when last
-    pulled (the base of their deltas; a row never pulled has its initial value), and the ids touched
-    since the last push."""
+    pulled (the base of their deltas; a row never pulled has its initial value; its rows sit where
+    the table's do, under the table's index), and the ids touched since the last push."""
 
     def __init__(self, table: SparseTable, names: list[str], epmap: list[str], sections: list[int]) -> None:
         self.table, self.names, self.epmap, self.sections = table, names, epmap, sections
         self.base = SparseTable(table.height, table.width, table.dtype, table.init, table.offset)
+        self.base.follow(table)
         self.touched: list[np.ndarray] = []
         self.steps = 0
 
@@ -551,7 +552,9 @@ class PSClient:
     def _geo_sync_table(self, state: _GeoTable, pull: bool) -> None:
         ids = np.unique(np.concatenate(state.touched))
         state.touched, state.steps = [], 0
-        delta = state.table.lookup(ids) - state.base.lookup(ids)
+        positions = state.table.positions(ids)
+        state.base.follow(state.table)  # rows the table created since
+        delta = state.table.values[positions] - state.base.values[positions]
         bounds = np.cumsum([0, *state.sections])
         cuts = np.searchsorted(ids, bounds)
         items = [
@@ -565,8 +568,8 @@ class PSClient:
             fresh = self.prefetch(
                 blocks, state.epmap, state.sections, ids, self.trainer_id, delta.shape[1], delta.dtype
             )
-            state.table.values[state.table.positions(ids)] = fresh
-            state.base.values[state.base.positions(ids)] = fresh
+            state.table.write(positions, fresh)
+            state.base.write(positions, fresh)
 
     def complete(self) -> None:
         """Flush pending sends and tell every pserver this trainer is done (idempotent)."""
