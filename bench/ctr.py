@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -107,10 +108,12 @@ def run_ps(python: str, framework: str, strategy: str, data: str, threads: int) 
         return f"timed out after {JOB_TIMEOUT_S} s"
     wall = time.perf_counter() - started
     watcher.stop()
-    workers = [_result(open(os.path.join(log_dir, f)).read()) for f in sorted(os.listdir(log_dir)) if "worker" in f]
-    workers = [w for w in workers if w and w.get("role") == "worker"]
+    logs = [open(os.path.join(log_dir, f), errors="replace").read() for f in sorted(os.listdir(log_dir)) if "log." in f]
+    workers = [w for w in map(_result, logs) if w and w.get("role") == "worker"]
     if proc.returncode != 0 or len(workers) != 2:
-        return _failure(proc) + f" (logs: {log_dir})"
+        crashed = [m.group(1) for log in logs if (m := re.search(r"\*\*\* (SIG[A-Z]+)", log))]
+        why = f"a process crashed ({crashed[0]})" if crashed else _failure(proc)
+        return f"{why} (logs: {log_dir})"
     return {"samples": sum(w["samples"] for w in workers), "seconds": wall, **watcher.peaks()}
 
 
