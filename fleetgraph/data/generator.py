@@ -74,17 +74,20 @@ class DataGenerator:
         return local_iter
 
 
+def _slot_list(line, example: str):
+    """A sample as its (slot, values) pairs; Paddle's message for anything else."""
+    if isinstance(line, zip):
+        line = list(line)
+    if not isinstance(line, (list, tuple)):
+        raise ValueError(f"the output of process() must be in list or tuple type{example}")
+    return line
+
+
 class MultiSlotStringDataGenerator(DataGenerator):
     """Values given as strings, written as they are (no type checks, as in Paddle)."""
 
     def _gen_str(self, line) -> str:
-        if isinstance(line, zip):
-            line = list(line)
-        if not isinstance(line, (list, tuple)):
-            raise ValueError(
-                "the output of process() must be in list or tuple type"
-                "Examples: [('words', ['1926', '08', '17']), ('label', ['1'])]"
-            )
+        line = _slot_list(line, "Examples: [('words', ['1926', '08', '17']), ('label', ['1'])]")
         slots = []
         for _name, elements in line:
             slots.append(" ".join([str(len(elements)), *elements]))
@@ -95,13 +98,7 @@ class MultiSlotDataGenerator(DataGenerator):
     """Values given as ints or floats; the first sample fixes the slot names, a float makes a slot float."""
 
     def _gen_str(self, line) -> str:
-        if isinstance(line, zip):
-            line = list(line)
-        if not isinstance(line, (list, tuple)):
-            raise ValueError(
-                "the output of process() must be in list or tuple type"
-                "Example: [('words', [1926, 08, 17]), ('label', [1])]"
-            )
+        line = _slot_list(line, "Example: [('words', [1926, 08, 17]), ('label', [1])]")
         first = self._proto_info is None
         if first:
             self._proto_info = []
