@@ -111,7 +111,8 @@ def run_ps(python: str, framework: str, strategy: str, data: str, threads: int) 
     logs = [open(os.path.join(log_dir, f), errors="replace").read() for f in sorted(os.listdir(log_dir)) if "log." in f]
     workers = [w for w in map(_result, logs) if w and w.get("role") == "worker"]
     if proc.returncode != 0 or len(workers) != 2:
-        crashed = [m.group(1) for log in logs if (m := re.search(r"\*\*\* (SIG[A-Z]+)", log))]
+        # the first process to die by a signal other than the launcher's SIGTERM to the rest
+        crashed = sorted({s for log in logs for s in re.findall(r"\*\*\* (SIG[A-Z]+)", log)}, key="SIGTERM".__eq__)
         why = f"a process crashed ({crashed[0]})" if crashed else _failure(proc)
         return f"{why} (logs: {log_dir})"
     return {"samples": sum(w["samples"] for w in workers), "seconds": wall, **watcher.peaks()}
