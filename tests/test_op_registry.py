@@ -25,6 +25,12 @@ COVERED_ELSEWHERE = {
     "momentum": "test_optimizers.py (one step against a NumPy update)",
     "adam": "test_optimizers.py (one step against a NumPy update)",
     "adagrad": "test_optimizers.py (one step against a NumPy update)",
+    "rmsprop": "test_optimizers.py::test_three_steps_match_numpy",
+    "adamax": "test_optimizers.py::test_three_steps_match_numpy",
+    "adadelta": "test_optimizers.py::test_three_steps_match_numpy",
+    "decayed_adagrad": "test_optimizers.py::test_three_steps_match_numpy",
+    "ftrl": "test_optimizers.py::test_three_steps_match_numpy",
+    "lamb": "test_optimizers.py::test_three_steps_match_numpy",
     "fake_init": "test_sparse_table.py::test_fake_init_gives_a_shape_without_memory",
     "lookup_sparse_table_init": "test_sparse_table.py::test_a_lazy_table_grows_rows_equal_to_the_dense_init",
 }

@@ -99,3 +99,195 @@ def test_optimizer_state_starts_from_startup_program():
     assert startup_types == ["uniform_random", "fill_constant", "fill_constant"] + ["fill_constant"] * 8
     _, scope = train(main, startup, [], [])
     assert float(scope.vars["fc_0.w_0_beta2_pow_acc_0"][0]) == pytest.approx(0.999)
+
+
+# -- the other optimizers: three steps each against NumPy, state carried from step to step ----------------------
+
+
+def _numpy_steps(update, steps=3):
+    """fit_a_line's (w, b) after `steps` NumPy updates `update(p, g, state, t) -> p` (state: a dict per
+    parameter the update keeps its accumulators in; t counts from 1), from fleetgraph's initial values."""
+    main, startup, *_ = fit_a_line_2x()
+    scope = paddle.static.Scope()
+    paddle.static.Executor().run(startup, scope=scope)
+    w, b = np.array(scope.vars["fc_0.w_0"], np.float64), np.array(scope.vars["fc_0.b_0"], np.float64)
+    states = ({}, {})
+    for t in range(1, steps + 1):
+        r = X @ w + b - Y
+        gw, gb = 2 * X.T @ r / len(X), np.array([2 * r.mean()])
+        w, b = update(w, gw, states[0], t), update(b, gb, states[1], t)
+    return w, b
+
+
+def _fleetgraph_steps(optimizer, steps=3):
+    main, startup, *_ = fit_a_line_2x(optimizer=optimizer)
+    scope = paddle.static.Scope()
+    exe = paddle.static.Executor()
+    exe.run(startup, scope=scope)
+    for _ in range(steps):
+        exe.run(main, feed={"x": X, "y": Y}, scope=scope)
+    return np.array(scope.vars["fc_0.w_0"]), np.array(scope.vars["fc_0.b_0"])
+
+
+def _zeros(state, p, *names):
+    return [state.setdefault(n, np.zeros_like(p)) for n in names]
+
+
+def _rmsprop(lr, rho, eps, momentum, centered):
+    def update(p, g, s, t):
+        ms, mom, mg = _zeros(s, p, "ms", "mom", "mg")
+        ms[...] = rho * ms + (1 - rho) * g * g
+        if centered:
+            mg[...] = rho * mg + (1 - rho) * g
+            mom[...] = momentum * mom + lr * g / np.sqrt(ms - mg * mg + eps)
+        else:
+            mom[...] = momentum * mom + lr * g / np.sqrt(ms + eps)
+        return p - mom
+
+    return update
+
+
+def _adamax(lr, b1, b2, eps):
+    def update(p, g, s, t):
+        m, u = _zeros(s, p, "m", "u")
+        m[...] = b1 * m + (1 - b1) * g
+        u[...] = np.maximum(b2 * u + eps, np.abs(g))
+        return p - lr / (1 - b1**t) * m / u
+
+    return update
+
+
+def _adadelta(lr, rho, eps):
+    def update(p, g, s, t):
+        eg, ex = _zeros(s, p, "eg", "ex")
+        eg[...] = rho * eg + (1 - rho) * g * g
+        dx = -np.sqrt((ex + eps) / (eg + eps)) * g
+        ex[...] = rho * ex + (1 - rho) * dx * dx
+        return p + lr * dx
+
+    return update
+
+
+def _decayed_adagrad(lr, decay, eps):
+    def update(p, g, s, t):
+        (m,) = _zeros(s, p, "m")
+        m[...] = decay * m + (1 - decay) * g * g
+        return p - lr * g / (np.sqrt(m) + eps)
+
+    return update
+
+
+def _ftrl(lr, l1, l2, power):
+    def update(p, g, s, t):
+        n, z = _zeros(s, p, "n", "z")
+        new_n = n + g * g
+        sigma = (new_n ** (-power) - n ** (-power)) / lr
+        z[...] = z + g - sigma * p
+        n[...] = new_n
+        return np.where(np.abs(z) > l1, (l1 * np.sign(z) - z) / (new_n ** (-power) / lr + 2 * l2), 0.0)
+
+    return update
+
+
+def _lamb(lr, wd, b1, b2, eps):
+    def update(p, g, s, t):
+        m, v = _zeros(s, p, "m", "v")
+        m[...] = b1 * m + (1 - b1) * g
+        v[...] = b2 * v + (1 - b2) * g * g
+        r = (m / (1 - b1**t)) / (np.sqrt(v / (1 - b2**t)) + eps) + wd * p
+        p_norm, r_norm = np.linalg.norm(p), np.linalg.norm(r)
+        ratio = p_norm / r_norm if wd and p_norm > 0 and r_norm > 0 else 1.0  # a zero norm: no rescaling
+        return p - lr * ratio * r
+
+    return update
+
+
+NEW_OPTIMIZERS = {
+    "rmsprop": (lambda: paddle.optimizer.RMSProp(0.01, rho=0.9, epsilon=1e-6), _rmsprop(0.01, 0.9, 1e-6, 0.0, False)),
+    "rmsprop_centered_momentum": (
+        lambda: paddle.optimizer.RMSProp(0.01, rho=0.9, epsilon=1e-6, momentum=0.5, centered=True),
+        _rmsprop(0.01, 0.9, 1e-6, 0.5, True),
+    ),
+    "adamax": (lambda: paddle.optimizer.Adamax(0.01), _adamax(0.01, 0.9, 0.999, 1e-8)),
+    "adadelta": (lambda: paddle.optimizer.Adadelta(1.0, epsilon=1e-6, rho=0.95), _adadelta(1.0, 0.95, 1e-6)),
+    "decayed_adagrad": (
+        lambda: paddle.fluid.optimizer.DecayedAdagradOptimizer(0.1, decay=0.9, epsilon=1e-6),
+        _decayed_adagrad(0.1, 0.9, 1e-6),
+    ),
+    "ftrl": (lambda: paddle.fluid.optimizer.Ftrl(0.1, l1=0.001, l2=0.01), _ftrl(0.1, 0.001, 0.01, -0.5)),
+    "ftrl_power": (
+        lambda: paddle.fluid.optimizer.FtrlOptimizer(0.1, l1=0.0, l2=0.01, lr_power=-0.6),
+        _ftrl(0.1, 0.0, 0.01, -0.6),
+    ),
+    "lamb": (lambda: paddle.optimizer.Lamb(0.01, lamb_weight_decay=0.01), _lamb(0.01, 0.01, 0.9, 0.999, 1e-6)),
+    "lamb_excluded": (
+        lambda: paddle.fluid.optimizer.LambOptimizer(0.01, exclude_from_weight_decay_fn=lambda p: True),
+        _lamb(0.01, 0.0, 0.9, 0.999, 1e-6),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NEW_OPTIMIZERS))
+def test_three_steps_match_numpy(name):
+    make, update = NEW_OPTIMIZERS[name]
+    w, b = _fleetgraph_steps(make())
+    want_w, want_b = _numpy_steps(update)
+    np.testing.assert_allclose(w, want_w, atol=1e-6, rtol=1e-5)
+    np.testing.assert_allclose(b, want_b, atol=1e-6, rtol=1e-5)
+
+
+def test_fluid_names_are_the_same_classes_as_the_short_ones():
+    fo = paddle.fluid.optimizer
+    pairs = ["SGD", "Momentum", "Adagrad", "Adam", "Adamax", "Adadelta", "RMSProp", "Lamb", "DecayedAdagrad", "Ftrl"]
+    for short in pairs:
+        assert getattr(fo, short + "Optimizer") is getattr(fo, short)
+
+
+def test_minimize_returns_every_op_it_added():
+    from fleetgraph.ir import OpRole
+
+    opt = paddle.optimizer.Adamax(0.01, weight_decay=0.01)
+    main, *_ = fit_a_line_2x(optimizer=opt)
+    ops = main.global_block().ops
+    optimize_ops = [op for op in ops if op.attrs["op_role"] & OpRole.Optimize]
+    main2, startup2 = paddle.static.Program(), paddle.static.Program()
+    with paddle.static.program_guard(main2, startup2), paddle.utils.unique_name.guard():
+        x = paddle.static.data(name="x", shape=[None, 13], dtype="float32")
+        loss = paddle.mean(paddle.static.nn.fc(x, size=1))
+        returned, _ = paddle.optimizer.Adamax(0.01, weight_decay=0.01).minimize(loss)
+    assert [op.type for op in returned] == [op.type for op in optimize_ops]
+    # per parameter: L2 decay (scale, sum) and adamax; then each beta1 power advanced by a scale op
+    assert [op.type for op in returned] == ["scale", "sum", "adamax", "scale", "sum", "adamax", "scale", "scale"]
+
+
+def test_per_parameter_learning_rate_scales_the_update():
+    main, startup = paddle.static.Program(), paddle.static.Program()
+    with paddle.static.program_guard(main, startup), paddle.utils.unique_name.guard():
+        x = paddle.static.data(name="x", shape=[None, 13], dtype="float32")
+        y = paddle.static.data(name="y", shape=[None, 1], dtype="float32")
+        attr = paddle.ParamAttr(name="w", learning_rate=0.5)
+        pred = paddle.static.nn.fc(x, size=1, weight_attr=attr, bias_attr=paddle.ParamAttr(name="b"))
+        loss = paddle.mean(paddle.nn.functional.square_error_cost(pred, y))
+        paddle.optimizer.SGD(learning_rate=0.1).minimize(loss)
+    scope = paddle.static.Scope()
+    exe = paddle.static.Executor()
+    exe.run(startup, scope=scope)
+    w0, b0 = np.array(scope.vars["w"]), np.array(scope.vars["b"])
+    exe.run(main, feed={"x": X, "y": Y}, scope=scope)
+    r = X @ w0 + b0 - Y
+    np.testing.assert_allclose(scope.vars["w"], w0 - 0.05 * (2 * X.T @ r / len(X)), atol=1e-6)
+    np.testing.assert_allclose(scope.vars["b"], b0 - 0.1 * np.array([2 * r.mean()]), atol=1e-6)
+
+
+def test_parameter_list_limits_what_is_trained():
+    main, startup = paddle.static.Program(), paddle.static.Program()
+    with paddle.static.program_guard(main, startup), paddle.utils.unique_name.guard():
+        x = paddle.static.data(name="x", shape=[None, 13], dtype="float32")
+        pred = paddle.static.nn.fc(
+            x, size=1, weight_attr=paddle.ParamAttr(name="w"), bias_attr=paddle.ParamAttr(name="b")
+        )
+        loss = paddle.mean(pred)
+        w = main.global_block().var("w")
+        _, params_grads = paddle.fluid.optimizer.RMSPropOptimizer(0.01, parameter_list=[w]).minimize(loss)
+    assert [p.name for p, _ in params_grads] == ["w"]
+    assert [op.input("Param") for op in main.global_block().ops if op.type == "rmsprop"] == [["w"]]

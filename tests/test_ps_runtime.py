@@ -94,10 +94,20 @@ def test_a_distributed_table_trains_as_one_process_on_the_whole_batch(tmp_path, 
             np.testing.assert_allclose(trained[t][name], want[name], atol=1e-5, err_msg=f"trainer {t} {name}")
 
 
-@pytest.mark.parametrize("optimizer", ["sgd", "adam"])
-@pytest.mark.parametrize(
-    "n_pservers, slicing", [(1, []), (2, ["--no_slice"]), (2, [])], ids=["1ps", "2ps-unsliced", "2ps-sliced"]
-)
+SYNC_CASES = {
+    **{
+        f"{o}-{layout}": (o, n, s)
+        for o in ("sgd", "adam")
+        for layout, n, s in (("1ps", 1, []), ("2ps-unsliced", 2, ["--no_slice"]), ("2ps-sliced", 2, []))
+    },
+    "rmsprop-2ps-sliced": ("rmsprop", 2, []),
+    "adamax-2ps-sliced": ("adamax", 2, []),
+    "ftrl-2ps-sliced": ("ftrl", 2, []),
+    "lamb-2ps-unsliced": ("lamb", 2, ["--no_slice"]),  # its trust ratio is a norm of the whole parameter
+}
+
+
+@pytest.mark.parametrize("optimizer, n_pservers, slicing", SYNC_CASES.values(), ids=SYNC_CASES.keys())
 def test_sync_training_equals_single_process_on_the_whole_batch(tmp_path, optimizer, n_pservers, slicing):
     steps, batch = 20, 8
     trained, _ = run_cluster(

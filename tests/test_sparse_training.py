@@ -18,6 +18,12 @@ OPTIMIZERS = {
     "adam": lambda: fluid.optimizer.Adam(learning_rate=0.01),
     "lazy_adam": lambda: paddle.optimizer.Adam(learning_rate=0.01, lazy_mode=True),
     "sgd_l2": lambda: fluid.optimizer.SGD(learning_rate=0.1, regularization=fluid.regularizer.L2Decay(0.01)),
+    "rmsprop": lambda: fluid.optimizer.RMSProp(learning_rate=0.01, momentum=0.5, centered=True),
+    "adamax": lambda: fluid.optimizer.Adamax(learning_rate=0.01),
+    "adadelta": lambda: fluid.optimizer.Adadelta(learning_rate=1.0),
+    "decayed_adagrad": lambda: fluid.optimizer.DecayedAdagrad(learning_rate=0.1),
+    "lamb": lambda: fluid.optimizer.Lamb(learning_rate=0.01),
+    "ftrl": lambda: fluid.optimizer.Ftrl(learning_rate=0.1, l1=0.001, l2=0.01),
 }
 
 
@@ -56,13 +62,43 @@ def _train(is_sparse: bool, optimizer: str):
     return start, {n: np.array(v) for n, v in scope.vars.items() if v is not None}, main
 
 
-@pytest.mark.parametrize("optimizer", ["sgd", "momentum", "adagrad", "adam", "sgd_l2"])
+@pytest.mark.parametrize(
+    "optimizer",
+    ["sgd", "momentum", "adagrad", "adam", "sgd_l2", "rmsprop", "adamax", "adadelta", "decayed_adagrad", "lamb"],
+)
 def test_sparse_and_dense_embedding_train_to_the_same_parameters(optimizer):
     _, dense, _ = _train(False, optimizer)
     _, sparse, program = _train(True, optimizer)
     assert program.global_block().var("table@GRAD").type == "selected_rows"
     for name in ("table", "fc_0.w_0", "fc_0.b_0"):
         np.testing.assert_allclose(sparse[name], dense[name], atol=1e-6, err_msg=name)
+
+
+def test_ftrl_with_a_sparse_gradient_updates_only_the_rows_a_batch_touches():
+    """Dense FTRL sets every row from its linear accumulator, so a row no batch touched becomes zero;
+    Paddle's sparse kernel updates the (merged) touched rows only, as the dense update of those rows."""
+    start, sparse, _ = _train(True, "ftrl")
+    _, dense, _ = _train(False, "ftrl")
+    touched = np.unique(np.concatenate([np.concatenate([f["a"], f["b"]]).reshape(-1) for f in _batches()]))
+    untouched = np.setdiff1d(np.arange(VOCAB), touched)
+    np.testing.assert_array_equal(sparse["table"][untouched], start["table"][untouched])
+    assert not dense["table"][untouched].any()
+
+    from fleetgraph.ops.optimizer import _ftrl
+    from fleetgraph.ops.selected_rows import SelectedRows
+
+    rng = np.random.default_rng(1)
+    param, sq, lin = (rng.normal(size=(6, 2)).astype("float32") for _ in range(3))
+    sq = np.abs(sq)
+    rows, values = np.array([4, 1, 4]), rng.normal(size=(3, 2)).astype("float32")
+    want = [a[[1, 4]].copy() for a in (param, sq, lin)]
+    merged = np.stack([values[1], values[0] + values[2]])
+    _ftrl(np, want[0], merged, want[1], want[2], np.array([0.1], "float32"), l1=0.01, l2=0.1, lr_power=-0.5)
+    before = param.copy()
+    lr = np.array([0.1], "float32")
+    _ftrl(np, param, SelectedRows(rows, values, 6), sq, lin, lr, l1=0.01, l2=0.1, lr_power=-0.5)
+    np.testing.assert_allclose(param[[1, 4]], want[0], atol=1e-6)
+    np.testing.assert_array_equal(param[[0, 2, 3, 5]], before[[0, 2, 3, 5]])
 
 
 def test_regularizing_a_sparse_gradient_makes_a_dense_new_gradient_as_paddle():

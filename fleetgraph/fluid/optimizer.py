@@ -1,4 +1,32 @@
-"""`fluid.optimizer`."""
+"""`fluid.optimizer`: Fluid's class names (`AdamOptimizer`) and their short aliases (`Adam`)."""
 
-from ..optimizer import *  # noqa: F401,F403
-from ..optimizer import __all__  # noqa: F401
+from ..optimizer import SGD, Adadelta, Adagrad, Adam, Adamax, Lamb, Momentum, Optimizer, RMSProp
+from ..optimizer.optimizer import DecayedAdagrad, Ftrl
+
+SGDOptimizer, MomentumOptimizer, AdagradOptimizer, AdamOptimizer = SGD, Momentum, Adagrad, Adam
+AdamaxOptimizer, AdadeltaOptimizer, RMSPropOptimizer, LambOptimizer = Adamax, Adadelta, RMSProp, Lamb
+DecayedAdagradOptimizer, FtrlOptimizer = DecayedAdagrad, Ftrl
+
+__all__ = [
+    "SGD",
+    "Adadelta",
+    "AdadeltaOptimizer",
+    "Adagrad",
+    "AdagradOptimizer",
+    "Adam",
+    "AdamOptimizer",
+    "Adamax",
+    "AdamaxOptimizer",
+    "DecayedAdagrad",
+    "DecayedAdagradOptimizer",
+    "Ftrl",
+    "FtrlOptimizer",
+    "Lamb",
+    "LambOptimizer",
+    "Momentum",
+    "MomentumOptimizer",
+    "Optimizer",
+    "RMSProp",
+    "RMSPropOptimizer",
+    "SGDOptimizer",
+]

@@ -1,12 +1,16 @@
-"""Optimizer ops: sgd, momentum, adam, adagrad. They update Param and their state in place, as
+"""Optimizer ops: sgd, momentum, adam, adagrad, rmsprop, adamax, adadelta, decayed_adagrad, ftrl and
+lamb, with Paddle's slots, attributes and formulas. They update Param and their state in place, as
 Paddle's do (ParamOut shares Param's buffer). A sparse (SelectedRows) gradient of a dense parameter
-touches the rows Paddle's kernels touch: SGD and Adagrad its rows, Momentum and non-lazy Adam every
-row (their state decays everywhere), lazy Adam its rows.
+touches the rows Paddle's kernels touch: SGD, Adagrad, Ftrl and lazy Adam its rows; Momentum,
+non-lazy Adam, RMSProp, Adadelta, DecayedAdagrad, Adamax and Lamb every row (their state decays
+everywhere, or the update reads the whole parameter).
 
 A SparseTable parameter (a table on the pservers, or a GEO trainer's copy) has only the rows ids have
 touched; its state follows its rows. The same kernels run on the rows that exist, the gradient
 renumbered to their positions: a row that never existed has zero state and no gradient, so no
-kernel would move it, and the table trains exactly as the dense parameter would.
+kernel would move it, and the table trains exactly as the dense parameter would. Adamax and Lamb
+are the exceptions, refused on a table: Adamax's infinity norm grows at rows a step did not touch,
+and Lamb's trust ratio is a norm over every row.
 
 Training threads (train_from_dataset) share the parameters: each update of one parameter and its
 state runs whole before another thread's update of it starts. The kernels update in stages over
@@ -142,6 +146,146 @@ def _adagrad(xp, param, grad, moment, lr, *, epsilon):
     return param, moment
 
 
+def _dense_on_rows(kernel):
+    """An optimizer whose every row's state moves each step (RMSProp's mean square decays everywhere).
+    On a dense parameter a sparse gradient counts as its dense form, as Paddle's kernels read absent
+    rows as zero; on a sparse table the kernel runs on the rows that exist (a row no id touched has
+    zero state and no gradient, so the update leaves it as it is)."""
+
+    def run(xp, param, grad, *state, **attrs):
+        if not isinstance(param, SparseTable):
+            return kernel(xp, param, to_dense(xp, grad), *state, **attrs)
+        tables = [s for s in state if isinstance(s, SparseTable)]
+        g = _on_table(xp, param, grad, *tables).to_dense(xp)
+        plain = [s.values if isinstance(s, SparseTable) else s for s in state]
+        values = param.values
+        result = kernel(xp, values, g, *plain, **attrs)
+        owner = {id(values): param, **{id(v): s for v, s in zip(plain, state) if isinstance(s, SparseTable)}}
+        return tuple(owner.get(id(r), r) for r in result)
+
+    return run
+
+
+def _no_table(kernel, name: str):
+    """An optimizer whose update of a row depends on the whole parameter (Lamb's norms) or on every
+    step a row missed (Adamax's infinity norm grows by epsilon each step) cannot run on a table of the
+    touched rows only."""
+
+    def run(xp, param, grad, *args, **attrs):
+        if isinstance(param, SparseTable):
+            raise TypeError(
+                f"{name} cannot update a sparse table ({param.height} rows, of which only the touched ones "
+                "exist): its update of a row depends on rows or steps the table does not hold; expected sgd, "
+                "momentum, adagrad, adam, rmsprop, adadelta, decayed_adagrad or ftrl"
+            )
+        return kernel(xp, param, to_dense(xp, grad), *args, **attrs)
+
+    return run
+
+
+def _rmsprop(xp, param, grad, mean_square, moment, lr, mean_grad, *, epsilon, decay, momentum, centered):
+    """Outputs in the op's order: ParamOut, MomentOut, MeanSquareOut, MeanGradOut."""
+    t = param.dtype.type
+    mean_square *= t(decay)
+    mean_square += t(1 - decay) * grad * grad
+    if centered:
+        mean_grad *= t(decay)
+        mean_grad += t(1 - decay) * grad
+        denom = mean_square - mean_grad * mean_grad
+    else:
+        denom = mean_square.copy()
+    denom += t(epsilon)
+    moment *= t(momentum)
+    moment += t(_scalar(lr)) * grad / xp.sqrt(denom)
+    param -= moment
+    return param, moment, mean_square, mean_grad
+
+
+def _adamax(xp, param, grad, lr, moment, inf_norm, beta1_pow, *, beta1, beta2, epsilon):
+    t = param.dtype.type
+    moment *= t(beta1)
+    moment += t(1 - beta1) * grad
+    inf_norm *= t(beta2)
+    inf_norm += t(epsilon)
+    xp.maximum(inf_norm, xp.abs(grad), out=inf_norm)
+    lr_t = _scalar(lr) / (1 - _scalar(beta1_pow))
+    param -= t(lr_t) * moment / inf_norm
+    return param, moment, inf_norm
+
+
+def _adadelta(xp, param, grad, avg_squared_grad, avg_squared_update, lr, *, rho, epsilon):
+    t = param.dtype.type
+    avg_squared_grad *= t(rho)
+    avg_squared_grad += t(1 - rho) * grad * grad
+    update = -xp.sqrt((avg_squared_update + t(epsilon)) / (avg_squared_grad + t(epsilon))) * grad
+    avg_squared_update *= t(rho)
+    avg_squared_update += t(1 - rho) * update * update
+    param += t(_scalar(lr)) * update
+    return param, avg_squared_grad, avg_squared_update
+
+
+def _decayed_adagrad(xp, param, grad, moment, lr, *, decay, epsilon):
+    t = param.dtype.type
+    moment *= t(decay)
+    moment += t(1 - decay) * grad * grad
+    param -= t(_scalar(lr)) * grad / (xp.sqrt(moment) + t(epsilon))
+    return param, moment
+
+
+def _ftrl(xp, param, grad, squared, linear, lr, *, l1, l2, lr_power):
+    """FTRL-proximal. A sparse gradient updates its rows only (Paddle's sparse kernel)."""
+    if isinstance(param, SparseTable):
+        g = _on_table(xp, param, grad, squared, linear)
+        _ftrl(xp, param.values, g, squared.values, linear.values, lr, l1=l1, l2=l2, lr_power=lr_power)
+        return param, squared, linear
+    if isinstance(grad, SelectedRows):
+        sr = grad.merged(xp)
+        p, sq, lin = param[sr.rows], squared[sr.rows], linear[sr.rows]
+        _ftrl(xp, p, sr.value, sq, lin, lr, l1=l1, l2=l2, lr_power=lr_power)
+        param[sr.rows], squared[sr.rows], linear[sr.rows] = p, sq, lin
+        return param, squared, linear
+    t, lr = param.dtype.type, _scalar(lr)
+    new_squared = squared + grad * grad
+    if lr_power == -0.5:
+        sigma = (xp.sqrt(new_squared) - xp.sqrt(squared)) / t(lr)
+        y = xp.sqrt(new_squared) / t(lr) + t(2 * l2)
+    else:
+        sigma = (new_squared ** t(-lr_power) - squared ** t(-lr_power)) / t(lr)
+        y = new_squared ** t(-lr_power) / t(lr) + t(2 * l2)
+    linear += grad - sigma * param
+    shrunk = (t(l1) * xp.sign(linear) - linear) / y
+    param[...] = xp.where(xp.abs(linear) > t(l1), shrunk, t(0))
+    squared[...] = new_squared
+    return param, squared, linear
+
+
+def _lamb(xp, param, grad, lr, m1, m2, b1pow, b2pow, *, weight_decay, beta1, beta2, epsilon, always_adapt):
+    """Adam's moments, the step rescaled by ||param|| / ||step|| (the layer's trust ratio)."""
+    t = param.dtype.type
+    m1 *= t(beta1)
+    m1 += t(1 - beta1) * grad
+    m2 *= t(beta2)
+    m2 += t(1 - beta2) * grad * grad
+    step = (m1 / t(1 - _scalar(b1pow))) / (xp.sqrt(m2 / t(1 - _scalar(b2pow))) + t(epsilon))
+    if weight_decay != 0 or always_adapt:
+        step += t(weight_decay) * param
+        p_norm, s_norm = float(xp.sqrt((param * param).sum())), float(xp.sqrt((step * step).sum()))
+        ratio = p_norm / s_norm if p_norm > 0 and s_norm > 0 else 1.0
+    else:
+        ratio = 1.0
+    param -= t(_scalar(lr) * ratio) * step
+    b1pow *= b1pow.dtype.type(beta1)
+    b2pow *= b2pow.dtype.type(beta2)
+    return param, m1, m2, b1pow, b2pow
+
+
+_ADAM_STATE = {
+    "ParamOut": "Param",
+    "Moment1Out": "Moment1",
+    "Moment2Out": "Moment2",
+    "Beta1PowOut": "Beta1Pow",
+    "Beta2PowOut": "Beta2Pow",
+}
 register_op(
     "sgd",
     inputs=("Param", "Grad", "LearningRate"),
@@ -172,13 +316,7 @@ register_op(
     attrs={"beta1": 0.9, "beta2": 0.999, "epsilon": 1e-8, "lazy_mode": False},
     infer_shape=_check_grad,
     kernel=_one_update_at_a_time(_adam),
-    inplace={
-        "ParamOut": "Param",
-        "Moment1Out": "Moment1",
-        "Moment2Out": "Moment2",
-        "Beta1PowOut": "Beta1Pow",
-        "Beta2PowOut": "Beta2Pow",
-    },
+    inplace=_ADAM_STATE,
 )
 register_op(
     "adagrad",
@@ -188,4 +326,58 @@ register_op(
     infer_shape=_check_grad,
     kernel=_one_update_at_a_time(_adagrad),
     inplace={"ParamOut": "Param", "MomentOut": "Moment"},
+)
+register_op(
+    "rmsprop",
+    inputs=("Param", "Grad", "MeanSquare", "Moment", "LearningRate", "MeanGrad?"),
+    outputs=("ParamOut", "MomentOut", "MeanSquareOut", "MeanGradOut?"),
+    attrs={"epsilon": 1e-10, "decay": 0.9, "momentum": 0.0, "centered": False},
+    infer_shape=_check_grad,
+    kernel=_one_update_at_a_time(_dense_on_rows(_rmsprop)),
+    inplace={"ParamOut": "Param", "MomentOut": "Moment", "MeanSquareOut": "MeanSquare", "MeanGradOut": "MeanGrad"},
+)
+register_op(
+    "adamax",
+    inputs=("Param", "Grad", "LearningRate", "Moment", "InfNorm", "Beta1Pow"),
+    outputs=("ParamOut", "MomentOut", "InfNormOut"),
+    attrs={"beta1": 0.9, "beta2": 0.999, "epsilon": 1e-8},
+    infer_shape=_check_grad,
+    kernel=_one_update_at_a_time(_no_table(_adamax, "adamax")),
+    inplace={"ParamOut": "Param", "MomentOut": "Moment", "InfNormOut": "InfNorm"},
+)
+register_op(
+    "adadelta",
+    inputs=("Param", "Grad", "AvgSquaredGrad", "AvgSquaredUpdate", "LearningRate"),
+    outputs=("ParamOut", "AvgSquaredGradOut", "AvgSquaredUpdateOut"),
+    attrs={"rho": 0.95, "epsilon": 1e-6},
+    infer_shape=_check_grad,
+    kernel=_one_update_at_a_time(_dense_on_rows(_adadelta)),
+    inplace={"ParamOut": "Param", "AvgSquaredGradOut": "AvgSquaredGrad", "AvgSquaredUpdateOut": "AvgSquaredUpdate"},
+)
+register_op(
+    "decayed_adagrad",
+    inputs=("Param", "Grad", "Moment", "LearningRate"),
+    outputs=("ParamOut", "MomentOut"),
+    attrs={"decay": 0.95, "epsilon": 1e-6},
+    infer_shape=_check_grad,
+    kernel=_one_update_at_a_time(_dense_on_rows(_decayed_adagrad)),
+    inplace={"ParamOut": "Param", "MomentOut": "Moment"},
+)
+register_op(
+    "ftrl",
+    inputs=("Param", "Grad", "SquaredAccumulator", "LinearAccumulator", "LearningRate"),
+    outputs=("ParamOut", "SquaredAccumOut", "LinearAccumOut"),
+    attrs={"l1": 0.0, "l2": 0.0, "lr_power": -0.5},
+    infer_shape=_check_grad,
+    kernel=_one_update_at_a_time(_ftrl),
+    inplace={"ParamOut": "Param", "SquaredAccumOut": "SquaredAccumulator", "LinearAccumOut": "LinearAccumulator"},
+)
+register_op(
+    "lamb",
+    inputs=("Param", "Grad", "LearningRate", "Moment1", "Moment2", "Beta1Pow", "Beta2Pow"),
+    outputs=("ParamOut", "Moment1Out", "Moment2Out", "Beta1PowOut", "Beta2PowOut"),
+    attrs={"weight_decay": 0.01, "beta1": 0.9, "beta2": 0.999, "epsilon": 1e-6, "always_adapt": False},
+    infer_shape=_check_grad,
+    kernel=_one_update_at_a_time(_no_table(_lamb, "lamb")),
+    inplace=_ADAM_STATE,
 )

@@ -1,17 +1,22 @@
-"""Optimizers: `minimize(loss)` = backward + regularization + one optimize op per parameter."""
+"""Optimizers: `minimize(loss)` = backward + regularization + one optimize op per parameter.
+Paddle 2.x's names; `fluid.optimizer` adds Fluid's (`SGDOptimizer`, `FtrlOptimizer`, ...)."""
 
-from .optimizer import SGD, Adagrad, Adam, Momentum, Optimizer
+from .optimizer import SGD, Adadelta, Adagrad, Adam, Adamax, Lamb, Momentum, Optimizer, RMSProp
 
 SGDOptimizer, MomentumOptimizer, AdamOptimizer, AdagradOptimizer = SGD, Momentum, Adam, Adagrad
 
 __all__ = [
     "SGD",
+    "Adadelta",
     "Adagrad",
     "AdagradOptimizer",
     "Adam",
     "AdamOptimizer",
+    "Adamax",
+    "Lamb",
     "Momentum",
     "MomentumOptimizer",
     "Optimizer",
+    "RMSProp",
     "SGDOptimizer",
 ]

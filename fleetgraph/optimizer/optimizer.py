@@ -13,7 +13,9 @@ from ..transpiler.backward import append_backward
 
 
 class Optimizer:
-    """Base class. Subclasses name their op type and state (accumulators) and build the op's slots."""
+    """Base class. Subclasses name their op type and state (accumulators) and build the op's slots;
+    they take their own hyperparameters, then these common ones (`**common`): parameters (Fluid:
+    parameter_list), weight_decay (Fluid: regularization), grad_clip and name."""
 
     op_type = ""
 
@@ -75,17 +77,25 @@ class Optimizer:
 
     # -- building ------------------------------------------------------------------------------
     def _apply_gradients(self, program: Program, startup: Program, params_grads):
+        """Every op it appends (regularization, learning-rate scaling, the updates and what follows
+        them), in order."""
         block = program.global_block()
+        start = len(block.ops)
         params_grads = sorted(params_grads, key=lambda pg: pg[0].name)  # Paddle's order
-        ops = []
         for param, grad in params_grads:
             with program._optimized_guard([param, grad]):
                 regularizer = param.regularizer or self.regularization
                 if regularizer is not None:
                     grad = regularizer.append_regularization_ops(block, param, grad)
                 lr = self._param_lr(program, startup, param)
-                ops.append(block.append_op(self.op_type, *self._op_slots(program, startup, param, grad, lr)))
-        return ops
+                block.append_op(self.op_type, *self._op_slots(program, startup, param, grad, lr))
+        for param, grad in params_grads:
+            with program._optimized_guard([param, grad]):
+                self._finish_update(program, startup, param)
+        return block.ops[start:]
+
+    def _finish_update(self, program: Program, startup: Program, param: Parameter) -> None:
+        """Ops after every parameter's update (Adamax advances its beta1 power here)."""
 
     def _op_slots(self, program, startup, param, grad, lr) -> tuple[dict, dict, dict]:
         """(inputs, outputs, attrs) of this optimizer's op for one parameter."""
@@ -223,3 +233,203 @@ class Adagrad(Optimizer):
             {"ParamOut": [param], "MomentOut": [moment]},
             {"epsilon": self._epsilon},
         )
+
+
+class RMSProp(Optimizer):
+    op_type = "rmsprop"
+
+    def __init__(
+        self,
+        learning_rate=0.001,
+        rho=0.95,
+        epsilon=1e-06,
+        momentum=0.0,
+        centered=False,
+        **common,
+    ) -> None:
+        super().__init__(learning_rate, **common)
+        self._rho, self._epsilon, self._momentum, self._centered = float(rho), float(epsilon), float(momentum), centered
+
+    def _op_slots(self, program, startup, param, grad, lr):
+        acc = lambda n: self._accumulator(program, startup, n, param)  # noqa: E731
+        momentum, mean_square, mean_grad = acc("momentum"), acc("mean_square"), acc("mean_grad")
+        return (
+            {
+                "Param": [param],
+                "Grad": [grad],
+                "Moment": [momentum],
+                "MeanSquare": [mean_square],
+                "MeanGrad": [mean_grad],
+                "LearningRate": [lr],
+            },
+            {"ParamOut": [param], "MomentOut": [momentum], "MeanSquareOut": [mean_square], "MeanGradOut": [mean_grad]},
+            {"epsilon": self._epsilon, "decay": self._rho, "momentum": self._momentum, "centered": self._centered},
+        )
+
+
+class Adamax(Optimizer):
+    op_type = "adamax"
+
+    def __init__(
+        self,
+        learning_rate=0.001,
+        beta1=0.9,
+        beta2=0.999,
+        epsilon=1e-08,
+        **common,
+    ) -> None:
+        super().__init__(learning_rate, **common)
+        self._beta1, self._beta2, self._epsilon = float(beta1), float(beta2), float(epsilon)
+
+    def _op_slots(self, program, startup, param, grad, lr):
+        moment = self._accumulator(program, startup, "moment", param)
+        inf_norm = self._accumulator(program, startup, "inf_norm", param)
+        beta1_pow = self._accumulator(program, startup, "beta1_pow_acc", param, self._beta1, [1])
+        return (
+            {
+                "Param": [param],
+                "Grad": [grad],
+                "LearningRate": [lr],
+                "Moment": [moment],
+                "InfNorm": [inf_norm],
+                "Beta1Pow": [beta1_pow],
+            },
+            {"ParamOut": [param], "MomentOut": [moment], "InfNormOut": [inf_norm]},
+            {"beta1": self._beta1, "beta2": self._beta2, "epsilon": self._epsilon},
+        )
+
+    def _finish_update(self, program, startup, param):
+        beta1_pow = self._accumulator(program, startup, "beta1_pow_acc", param, self._beta1, [1])
+        block = program.global_block()
+        block.append_op("scale", {"X": [beta1_pow]}, {"Out": [beta1_pow]}, {"scale": self._beta1})
+
+
+class Adadelta(Optimizer):
+    op_type = "adadelta"
+
+    def __init__(
+        self,
+        learning_rate=0.001,
+        epsilon=1e-06,
+        rho=0.95,
+        **common,
+    ) -> None:
+        super().__init__(learning_rate, **common)
+        self._epsilon, self._rho = float(epsilon), float(rho)
+
+    def _op_slots(self, program, startup, param, grad, lr):
+        avg_grad = self._accumulator(program, startup, "_avg_squared_grad", param)
+        avg_update = self._accumulator(program, startup, "_avg_squared_update", param)
+        return (
+            {
+                "Param": [param],
+                "Grad": [grad],
+                "AvgSquaredGrad": [avg_grad],
+                "AvgSquaredUpdate": [avg_update],
+                "LearningRate": [lr],
+            },
+            {"ParamOut": [param], "AvgSquaredGradOut": [avg_grad], "AvgSquaredUpdateOut": [avg_update]},
+            {"epsilon": self._epsilon, "rho": self._rho},
+        )
+
+
+class DecayedAdagrad(Optimizer):
+    """Fluid's DecayedAdagradOptimizer (Paddle 2.x dropped it from paddle.optimizer)."""
+
+    op_type = "decayed_adagrad"
+
+    def __init__(
+        self,
+        learning_rate,
+        decay=0.95,
+        epsilon=1e-06,
+        **common,
+    ) -> None:
+        super().__init__(learning_rate, **common)
+        self._decay, self._epsilon = float(decay), float(epsilon)
+
+    def _op_slots(self, program, startup, param, grad, lr):
+        moment = self._accumulator(program, startup, "moment", param)
+        return (
+            {"Param": [param], "Grad": [grad], "Moment": [moment], "LearningRate": [lr]},
+            {"ParamOut": [param], "MomentOut": [moment]},
+            {"decay": self._decay, "epsilon": self._epsilon},
+        )
+
+
+class Ftrl(Optimizer):
+    """Fluid's FtrlOptimizer (FTRL-proximal; Paddle 2.x dropped it from paddle.optimizer)."""
+
+    op_type = "ftrl"
+
+    def __init__(
+        self,
+        learning_rate,
+        l1=0.0,
+        l2=0.0,
+        lr_power=-0.5,
+        **common,
+    ) -> None:
+        super().__init__(learning_rate, **common)
+        self._l1, self._l2, self._lr_power = float(l1), float(l2), float(lr_power)
+
+    def _op_slots(self, program, startup, param, grad, lr):
+        squared = self._accumulator(program, startup, "squared", param)
+        linear = self._accumulator(program, startup, "linear", param)
+        return (
+            {
+                "Param": [param],
+                "Grad": [grad],
+                "SquaredAccumulator": [squared],
+                "LinearAccumulator": [linear],
+                "LearningRate": [lr],
+            },
+            {"ParamOut": [param], "SquaredAccumOut": [squared], "LinearAccumOut": [linear]},
+            {"l1": self._l1, "l2": self._l2, "lr_power": self._lr_power},
+        )
+
+
+class Lamb(Adam):
+    """LAMB: Adam's step scaled per parameter by ||param|| / ||step||, with decoupled weight decay
+    (`lamb_weight_decay`; 0 for parameters `exclude_from_weight_decay_fn(param)` names, whose step
+    is then not rescaled unless `always_adapt`). Its op takes Adam's inputs and outputs."""
+
+    op_type = "lamb"
+
+    def __init__(
+        self,
+        learning_rate=0.001,
+        lamb_weight_decay=0.01,
+        beta1=0.9,
+        beta2=0.999,
+        epsilon=1e-06,
+        parameters=None,
+        grad_clip=None,
+        exclude_from_weight_decay_fn=None,
+        multi_precision=False,
+        always_adapt=False,
+        name=None,
+        regularization=None,
+        parameter_list=None,
+    ) -> None:
+        super().__init__(
+            learning_rate,
+            beta1,
+            beta2,
+            epsilon,
+            parameters,
+            None,
+            grad_clip,
+            False,
+            name,
+            regularization,
+            parameter_list,
+        )
+        self._weight_decay, self._always_adapt = float(lamb_weight_decay), bool(always_adapt)
+        self._exclude = exclude_from_weight_decay_fn
+
+    def _op_slots(self, program, startup, param, grad, lr):
+        inputs, outputs, _ = super()._op_slots(program, startup, param, grad, lr)
+        decay = 0.0 if self._exclude is not None and self._exclude(param) else self._weight_decay
+        attrs = {"weight_decay": decay, "beta1": self._beta1, "beta2": self._beta2, "epsilon": self._epsilon}
+        return inputs, outputs, {**attrs, "always_adapt": self._always_adapt}

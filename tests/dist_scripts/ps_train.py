@@ -21,7 +21,14 @@ import fleetgraph as paddle  # noqa: E402
 from fleetgraph.ops.sparse_table import SparseTable  # noqa: E402
 from fleetgraph.transpiler import DistributeTranspiler, DistributeTranspilerConfig  # noqa: E402
 
-OPTIMIZERS = {"sgd": lambda: paddle.optimizer.SGD(0.05), "adam": lambda: paddle.optimizer.Adam(0.01)}
+OPTIMIZERS = {
+    "sgd": lambda: paddle.optimizer.SGD(0.05),
+    "adam": lambda: paddle.optimizer.Adam(0.01),
+    "rmsprop": lambda: paddle.optimizer.RMSProp(0.01, momentum=0.5, centered=True),
+    "adamax": lambda: paddle.optimizer.Adamax(0.01),
+    "lamb": lambda: paddle.optimizer.Lamb(0.01),
+    "ftrl": lambda: paddle.fluid.optimizer.Ftrl(0.05, l1=0.001, l2=0.01),
+}
 
 
 def build(model: str, optimizer: str):
