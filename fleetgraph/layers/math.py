@@ -20,6 +20,9 @@ elementwise_add = _binary("elementwise_add")
 elementwise_sub = _binary("elementwise_sub")
 elementwise_mul = _binary("elementwise_mul")
 elementwise_div = _binary("elementwise_div")
+elementwise_pow = _binary("elementwise_pow")
+elementwise_min = _binary("elementwise_min")
+elementwise_max = _binary("elementwise_max")
 
 
 def _act(x, act):
@@ -34,8 +37,9 @@ def _unary(op_type):
     return layer
 
 
-relu, sigmoid, tanh, square, exp, log, sqrt, abs, sign = (
-    _unary(t) for t in ("relu", "sigmoid", "tanh", "square", "exp", "log", "sqrt", "abs", "sign")
+relu, sigmoid, tanh, square, exp, log, sqrt, abs, sign, floor, ceil, cos = (
+    _unary(t)
+    for t in ("relu", "sigmoid", "tanh", "square", "exp", "log", "sqrt", "abs", "sign", "floor", "ceil", "cos")
 )
 
 

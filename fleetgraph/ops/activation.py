@@ -1,4 +1,5 @@
-"""Elementwise activations and unary math: relu, sigmoid, tanh, softmax, square, exp, log, sqrt, abs, sign."""
+"""Elementwise activations and unary math: relu, sigmoid, tanh, softmax, square, exp, log, sqrt, abs,
+sign, floor, ceil, cos."""
 
 from __future__ import annotations
 
@@ -48,6 +49,9 @@ _unary("exp", lambda xp, x: xp.exp(x), lambda xp, out, dout: dout * out)
 _unary("log", lambda xp, x: xp.log(x), lambda xp, x, dout: dout / x, grad_uses="X")
 _unary("sqrt", lambda xp, x: xp.sqrt(x), lambda xp, out, dout: dout * 0.5 / out)
 _unary("abs", lambda xp, x: xp.abs(x), lambda xp, x, dout: dout * xp.sign(x), grad_uses="X")
+_unary("floor", lambda xp, x: xp.floor(x), lambda xp, x, dout: xp.zeros_like(dout), grad_uses="X")
+_unary("ceil", lambda xp, x: xp.ceil(x), lambda xp, x, dout: xp.zeros_like(dout), grad_uses="X")
+_unary("cos", lambda xp, x: xp.cos(x), lambda xp, x, dout: -dout * xp.sin(x), grad_uses="X")
 
 
 def _sign(xp, x):

@@ -103,11 +103,46 @@ def _div_grad(xp, x, y, dout, *, axis, need):
     return dx, dy
 
 
+def _pow(xp, x, y, *, axis):
+    return x ** _align(xp, x, y, axis)
+
+
+def _pow_grad(xp, x, y, dout, *, axis, need):
+    ya = _align(xp, x, y, axis)
+    dx = unbroadcast(xp, dout * ya * x ** (ya - 1), x.shape) if "X@GRAD" in need else None
+    dy = _grad_y(xp, dout * x**ya * xp.log(x), x, y, axis) if "Y@GRAD" in need else None
+    return dx, dy
+
+
+def _min(xp, x, y, *, axis):
+    return xp.minimum(x, _align(xp, x, y, axis))
+
+
+def _max(xp, x, y, *, axis):
+    return xp.maximum(x, _align(xp, x, y, axis))
+
+
+def _pick_grad(take_x):
+    """The gradient of min/max goes to the input chosen (to Y on a tie, as Paddle's kernels)."""
+
+    def grad(xp, x, y, dout, *, axis, need):
+        ya = _align(xp, x, y, axis)
+        to_x = take_x(x, ya)
+        dx = unbroadcast(xp, dout * to_x, x.shape) if "X@GRAD" in need else None
+        dy = _grad_y(xp, dout * ~to_x, x, y, axis) if "Y@GRAD" in need else None
+        return dx, dy
+
+    return grad
+
+
 for _name, _fwd, _bwd in (
     ("add", _add, _add_grad),
     ("sub", _sub, _sub_grad),
     ("mul", _mul, _mul_grad),
     ("div", _div, _div_grad),
+    ("pow", _pow, _pow_grad),
+    ("min", _min, _pick_grad(lambda x, y: x < y)),
+    ("max", _max, _pick_grad(lambda x, y: x > y)),
 ):
     register_op(
         f"elementwise_{_name}",
@@ -126,6 +161,48 @@ for _name, _fwd, _bwd in (
         kernel=_bwd,
         wants_outputs=True,
     )
+
+# -- comparisons and the step counter --------------------------------------------------------------------
+
+
+def _compare_infer(ctx: InferContext) -> None:
+    x, y = ctx.input_var("X"), ctx.input_var("Y")
+    ctx.set_output("Out", broadcast_dims(ctx, x.shape, y.shape, f"Y '{y.name}' and X '{x.name}'"), "bool")
+
+
+for _name, _fn in (
+    ("less_than", "less"),
+    ("less_equal", "less_equal"),
+    ("greater_than", "greater"),
+    ("greater_equal", "greater_equal"),
+    ("equal", "equal"),
+    ("not_equal", "not_equal"),
+):
+    register_op(
+        _name,
+        inputs=("X", "Y"),
+        outputs=("Out",),
+        attrs={"axis": -1, "force_cpu": False},
+        infer_shape=_compare_infer,
+        kernel=lambda xp, x, y, *, axis, force_cpu, fn=_fn: getattr(xp, fn)(x, _align(xp, x, y, axis)),
+    )
+
+
+def _increment_infer(ctx: InferContext) -> None:
+    x = ctx.input_var("X")
+    if prod(x.shape) != 1:
+        raise ctx.error(f"X '{x.name}' {fmt_shape(x.shape)}: expected one element (a counter)")
+    ctx.set_output("Out", x.shape, x.dtype)
+
+
+register_op(
+    "increment",
+    inputs=("X",),
+    outputs=("Out",),
+    attrs={"step": 1.0},
+    infer_shape=_increment_infer,
+    kernel=lambda xp, x, *, step: x + x.dtype.type(step),
+)
 
 # -- mul (fc's matrix product) ------------------------------------------------------------------
 

@@ -113,6 +113,42 @@ register_op(
     kernel=lambda xp, x, *, in_dtype, out_dtype: x.astype(out_dtype),
 )
 
+# -- where ----------------------------------------------------------------------------------------
+
+
+def _where_infer(ctx: InferContext) -> None:
+    cond, x, y = ctx.input_var("Condition"), ctx.input_var("X"), ctx.input_var("Y")
+    if cond.dtype != "bool":
+        raise ctx.error(f"Condition '{cond.name}' is {cond.dtype}; expected bool")
+    if x.dtype != y.dtype:
+        raise ctx.error(f"X '{x.name}' is {x.dtype} but Y '{y.name}' is {y.dtype}; expected the same dtype")
+    ctx.set_output("Out", x.shape, x.dtype)
+
+
+def _where_grad(xp, cond, x, y, dout, *, need):
+    zero = dout.dtype.type(0)
+    return (
+        xp.where(cond, dout, zero) if "X@GRAD" in need else None,
+        xp.where(cond, zero, dout) if "Y@GRAD" in need else None,
+    )
+
+
+register_op(
+    "where",
+    inputs=("Condition", "X", "Y"),
+    outputs=("Out",),
+    infer_shape=_where_infer,
+    grad=make_grad_op(inputs=("Condition", "X", "Y", "Out@GRAD"), outputs=("X@GRAD", "Y@GRAD")),
+    kernel=lambda xp, cond, x, y: xp.where(cond, x, y),
+)
+register_op(
+    "where_grad",
+    inputs=("Condition", "X", "Y", "Out@GRAD"),
+    outputs=("X@GRAD", "Y@GRAD"),
+    kernel=_where_grad,
+    wants_outputs=True,
+)
+
 # -- reshape2, transpose2 ------------------------------------------------------------------------
 
 

@@ -10,9 +10,23 @@ def _softmax(x, axis=-1):
     return e / e.sum(axis=axis, keepdims=True)
 
 
-for name, fn in (("add", np.add), ("sub", np.subtract), ("mul", np.multiply), ("div", np.divide)):
+_OPS = (
+    ("add", np.add),
+    ("sub", np.subtract),
+    ("mul", np.multiply),
+    ("div", np.divide),
+    ("pow", np.power),
+    ("min", np.minimum),
+    ("max", np.maximum),
+)
+for name, fn in _OPS:
     op = f"elementwise_{name}"
-    y_op = positive if name == "div" else rand
+    y_op = positive if name in ("div", "pow") else rand
+    if name in ("min", "max"):  # Y apart from X: at a tie the derivative is one-sided
+        y_op = lambda *shape: rand(*shape, seed=100)  # noqa: E731
+    if name == "pow":  # a positive base: the gradient takes its log
+        case(op, {"X": positive(3, 4), "Y": rand(3, 4)}, name="positive", reference=lambda X, Y, axis: {"Out": X**Y})
+        continue
     case(op, {"X": rand(3, 4), "Y": y_op(3, 4)}, reference=lambda X, Y, axis, fn=fn: {"Out": fn(X, Y)})
     case(
         op,
@@ -99,6 +113,20 @@ case("log", {"X": positive(3, 4)}, reference=lambda X: {"Out": np.log(X)})
 case("sqrt", {"X": positive(3, 4)}, reference=lambda X: {"Out": np.sqrt(X)})
 case("abs", {"X": positive(3, 4) * np.array([1, -1, 1, -1])}, reference=lambda X: {"Out": np.abs(X)})
 case("sign", {"X": rand(3, 4)}, reference=lambda X: {"Out": np.sign(X)})
+case("floor", {"X": rand(3, 4, low=-3, high=3)}, reference=lambda X: {"Out": np.floor(X)})
+case("cos", {"X": rand(3, 4)}, reference=lambda X: {"Out": np.cos(X)})
+case("ceil", {"X": rand(3, 4, low=-3, high=3)}, reference=lambda X: {"Out": np.ceil(X)})
+for name, fn in (("less_than", np.less), ("less_equal", np.less_equal), ("greater_than", np.greater)):
+    case(name, {"X": rand(3, 4), "Y": rand(4)}, reference=lambda X, Y, fn=fn, **a: {"Out": fn(X, Y)})
+for name, fn in (("greater_equal", np.greater_equal), ("equal", np.equal), ("not_equal", np.not_equal)):
+    x = np.array([[1.0, 2.0, 3.0]], "float32")
+    case(name, {"X": x, "Y": np.array([2.0], "float32")}, reference=lambda X, Y, fn=fn, **a: {"Out": fn(X, Y)})
+case(
+    "increment",
+    {"X": np.array([-1], "int64")},
+    attrs={"step": 1.0},
+    reference=lambda X, step: {"Out": np.array([0], "int64")},
+)
 
 _labels = np.array([[0], [2], [1]], dtype=np.int64)
 _probs = _softmax(rand(3, 4))

@@ -68,3 +68,9 @@ case(
     attrs={"axes": [0, 1], "starts": [1, 0], "ends": [4, -1]},
     reference=lambda Input, **a: {"Out": Input[1:4, 0:-1]},
 )
+case(
+    "where",
+    {"Condition": rand(3, 4) > 0, "X": rand(3, 4, seed=1), "Y": rand(3, 4, seed=2)},
+    no_grad=("Condition",),
+    reference=lambda Condition, X, Y: {"Out": np.where(Condition, X, Y)},
+)
