@@ -50,9 +50,11 @@ def single_process(model, optimizer, steps, rows):
     scope = paddle.static.Scope()
     exe = paddle.static.Executor()
     exe.run(startup, scope=scope)
-    losses = [
-        float(exe.run(main, feed=f, fetch_list=[loss], scope=scope)[0][0]) for f in global_batches(model, steps, rows)
-    ]
+    losses = []
+    for feed in global_batches(model, steps, rows):
+        losses.append(float(exe.run(main, feed=feed, fetch_list=[loss], scope=scope)[0][0]))
+        if main.lr_scheduler is not None:  # a paddle.optimizer.lr scheduler steps once per batch
+            main.lr_scheduler.step()
     return {p.name: np.array(scope.vars[p.name]) for p in main.all_parameters()}, np.array(losses)
 
 
@@ -104,6 +106,10 @@ SYNC_CASES = {
     "adamax-2ps-sliced": ("adamax", 2, []),
     "ftrl-2ps-sliced": ("ftrl", 2, []),
     "lamb-2ps-unsliced": ("lamb", 2, ["--no_slice"]),  # its trust ratio is a norm of the whole parameter
+    "sgd_decay-2ps-sliced": ("sgd_decay", 2, []),  # the schedule's ops run on every pserver
+    "adam_warmup-2ps-sliced": ("adam_warmup", 2, []),
+    "sgd_scheduler-2ps-sliced": ("sgd_scheduler", 2, []),  # the trainers send the scheduler's rate
+    "momentum_scheduler-1ps": ("momentum_scheduler", 1, []),
 }
 
 
@@ -127,32 +133,24 @@ def test_trainers_with_different_numbers_of_batches_finish_cleanly(tmp_path):
     assert [len(trained[t]["losses"]) for t in range(3)] == [12, 4, 8]  # and every process exited 0
 
 
-@pytest.mark.parametrize("mode", ["async", "half_async", "geo"])
-@pytest.mark.parametrize("model", ["fit_a_line", "mlp", "sparse"])
-def test_async_modes_lower_the_loss_like_single_process(tmp_path, mode, model):
+ASYNC_CASES = {
+    **{
+        f"{mode}-{model}": (mode, model, "sgd" if model == "fit_a_line" else "adam")
+        for mode in ("async", "half_async", "geo")
+        for model in ("fit_a_line", "mlp", "sparse")
+    },
+    # a schedule: the pservers step a decay's ops per trainer batch; a scheduler's rate comes with the sends
+    **{f"{mode}-mlp-{o}": (mode, "mlp", o) for mode in ("async", "geo") for o in ("sgd_decay", "sgd_scheduler")},
+}
+
+
+@pytest.mark.parametrize("mode, model, optimizer", ASYNC_CASES.values(), ids=ASYNC_CASES.keys())
+def test_async_modes_lower_the_loss_like_single_process(tmp_path, mode, model, optimizer):
     """Stated tolerance: the trainers' mean loss over their last 10 steps is within 1.5x (plus 0.05) of
     the single-process loss over its last 10 steps, and at most half the first loss."""
     steps, batch = 60, 16
-    optimizer = "sgd" if model == "fit_a_line" else "adam"
-    trained, _ = run_cluster(
-        tmp_path,
-        2,
-        2,
-        [
-            "--model",
-            model,
-            "--optimizer",
-            optimizer,
-            "--mode",
-            mode,
-            "--steps",
-            str(steps),
-            "--batch",
-            str(batch),
-            "--k_steps",
-            "3",
-        ],
-    )
+    args = ["--model", model, "--optimizer", optimizer, "--mode", mode]
+    trained, _ = run_cluster(tmp_path, 2, 2, [*args, "--steps", str(steps), "--batch", str(batch), "--k_steps", "3"])
     _, oracle = single_process(model, optimizer, steps, batch)
     ours = np.mean([trained[t]["losses"][-10:].mean() for t in (0, 1)])
     first = np.mean([trained[t]["losses"][:3].mean() for t in (0, 1)])

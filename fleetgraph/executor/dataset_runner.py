@@ -158,7 +158,7 @@ class _Run:
         self.latest: dict = {}
 
     def work(self, source) -> None:
-        from .executor import RunContext, _Plan
+        from .executor import RunContext, _Plan, set_scheduled_lr
 
         plan = _Plan(self.program.global_block(), self.executor.xp)
         persist = plan.persist_outputs
@@ -169,6 +169,7 @@ class _Run:
                     break
                 env = dict(self.scope.vars)
                 env.update(feed)
+                set_scheduled_lr(self.program, env)
                 ctx = RunContext(self.executor, self.program, self.scope, env) if plan.context_steps else None
                 plan.run(env, self.executor.xp, ctx)
                 for name in persist:

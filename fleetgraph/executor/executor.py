@@ -289,6 +289,7 @@ class Executor:
         if feed:
             _feed_into(env, feed, plan)
         fetch_names = [_fetch_name(f) for f in (fetch_list or [])]
+        set_scheduled_lr(program, env)
         plan.run(env, self.xp, RunContext(self, program, scope, env) if plan.context_steps else None)
         for name in plan.persist_outputs:
             scope.vars[name] = env[name]
@@ -359,6 +360,15 @@ class Executor:
         from .comm import stop_worker
 
         stop_worker()
+
+
+def set_scheduled_lr(program: Program, env: dict) -> None:
+    """A paddle.optimizer.lr scheduler's current rate into its variable, as Paddle's executor sets it
+    before each run (the script steps the scheduler; the program only reads the variable)."""
+    scheduler = program.lr_scheduler
+    var = None if scheduler is None else program.global_block()._find_var_recursive(scheduler._var_name)
+    if var is not None:
+        env[var.name] = np.array([scheduler()], dtype=var.dtype)
 
 
 def _fetch_name(item) -> str:

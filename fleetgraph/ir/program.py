@@ -381,6 +381,7 @@ class Program:
         self._version = 0
         self._op_role = OpRole.Forward
         self._op_role_var: list[str] = []
+        self.lr_scheduler = None  # a paddle.optimizer.lr scheduler whose rate the executor sets each run
 
     def _bump(self) -> None:
         self._version += 1
@@ -438,6 +439,7 @@ class Program:
         from .serialize import program_from_dict, program_to_dict
 
         p = program_from_dict(program_to_dict(self), _keep_param_attrs_from=self)
+        p.lr_scheduler = self.lr_scheduler
         if for_test:
             for block in p.blocks:
                 block.ops = [op for op in block.ops if not _is_backward_or_optimize(op)]

@@ -50,7 +50,18 @@ def _fetch_barrier(xp, xs, *, endpoints, trainer_id, half_async, ctx):
 
 
 def _listen_and_serv(
-    xp, xs, *, endpoint, pserver_id, Fanin, distributed_mode, optimize_blocks, grad_to_block_id, k_steps, ctx
+    xp,
+    xs,
+    *,
+    endpoint,
+    pserver_id,
+    Fanin,
+    distributed_mode,
+    optimize_blocks,
+    grad_to_block_id,
+    lr_decay_block_id,
+    k_steps,
+    ctx,
 ):
     ctx.comm.serve(
         ctx=ctx,
@@ -59,6 +70,7 @@ def _listen_and_serv(
         mode=distributed_mode,
         optimize_blocks=optimize_blocks,
         grad_to_block_id=grad_to_block_id,
+        lr_decay_block_id=lr_decay_block_id,
     )
 
 
@@ -112,6 +124,7 @@ register_op(
         "distributed_mode": 0,
         "optimize_blocks": [],
         "grad_to_block_id": [],
+        "lr_decay_block_id": -1,  # a learning-rate schedule's block, run before each optimization round
         "k_steps": 0,
     },
     kernel=_listen_and_serv,

@@ -1,6 +1,7 @@
 """Optimizers: `minimize(loss)` = backward + regularization + one optimize op per parameter.
 Paddle 2.x's names; `fluid.optimizer` adds Fluid's (`SGDOptimizer`, `FtrlOptimizer`, ...)."""
 
+from . import lr
 from .optimizer import SGD, Adadelta, Adagrad, Adam, Adamax, Lamb, Momentum, Optimizer, RMSProp
 
 SGDOptimizer, MomentumOptimizer, AdamOptimizer, AdagradOptimizer = SGD, Momentum, Adam, Adagrad
@@ -16,6 +17,7 @@ __all__ = [
     "Lamb",
     "Momentum",
     "MomentumOptimizer",
+    "lr",
     "Optimizer",
     "RMSProp",
     "SGDOptimizer",

@@ -10,6 +10,7 @@ from ..ir.framework import default_main_program, default_startup_program
 from ..ir.program import Parameter, Program, Variable
 from ..regularizer import L2Decay, WeightDecayRegularizer
 from ..transpiler.backward import append_backward
+from .lr import LRScheduler
 
 
 class Optimizer:
@@ -29,14 +30,15 @@ class Optimizer:
         regularization=None,
         parameter_list=None,
     ) -> None:
-        if not isinstance(learning_rate, numbers.Real) or isinstance(learning_rate, bool):
+        if isinstance(learning_rate, bool) or not isinstance(learning_rate, (numbers.Real, Variable, LRScheduler)):
             raise TypeError(
-                f"{type(self).__name__}: learning_rate expected a float, got "
-                f"{type(learning_rate).__name__} {learning_rate!r}"
+                f"{type(self).__name__}: learning_rate expected a float, a schedule's Variable or an "
+                f"LRScheduler, got {type(learning_rate).__name__} {learning_rate!r}"
             )
         if grad_clip is not None:
             raise FleetgraphError(f"{type(self).__name__}: grad_clip is not supported")
-        self._learning_rate = float(learning_rate)
+        is_number = isinstance(learning_rate, numbers.Real)
+        self._learning_rate = float(learning_rate) if is_number else learning_rate
         self._parameter_list = parameters if parameters is not None else parameter_list
         decay = weight_decay if weight_decay is not None else regularization
         self.regularization = L2Decay(decay) if isinstance(decay, numbers.Real) else decay
@@ -48,6 +50,15 @@ class Optimizer:
 
     # -- public API ------------------------------------------------------------------------------
     def get_lr(self) -> float:
+        """The rate now: the float given, or the scheduler's current one (a schedule Variable's value
+        lives in the scope: fetch it)."""
+        if isinstance(self._learning_rate, LRScheduler):
+            return self._learning_rate()
+        if isinstance(self._learning_rate, Variable):
+            raise FleetgraphError(
+                f"{type(self).__name__}.get_lr: the learning rate is the variable {self._learning_rate.name!r}, "
+                "computed by the program; fetch it"
+            )
         return self._learning_rate
 
     def minimize(
@@ -102,13 +113,20 @@ class Optimizer:
         raise NotImplementedError
 
     def _global_lr(self, program: Program, startup: Program) -> Variable:
-        """`learning_rate_0`: a persistable [1] float32 set by the startup program."""
+        """A schedule's variable as given; else `learning_rate_0`, a persistable [1] float32 set by
+        the startup program (and, for an LRScheduler, by the executor before each run)."""
+        if isinstance(self._learning_rate, Variable):
+            return self._learning_rate
         key = id(program)
         if key not in self._lr_vars:
+            scheduler = self._learning_rate if isinstance(self._learning_rate, LRScheduler) else None
             name = unique_name.generate("learning_rate")
             var = program.global_block().create_var(name, [1], "float32", persistable=True)
             twin = startup.global_block().create_var(name, [1], "float32", persistable=True)
-            Constant(self._learning_rate)(twin, startup.global_block())
+            Constant(scheduler() if scheduler else self._learning_rate)(twin, startup.global_block())
+            if scheduler is not None:
+                scheduler._var_name = name
+                program.lr_scheduler = scheduler
             self._lr_vars[key] = var
         return self._lr_vars[key]
 

@@ -8,8 +8,11 @@ Steps of `build_pserver_program`:
   2. declare in block 0 every variable the sub-blocks name, and what the trainers send;
   3. one optimize sub-block per parameter block: sync with several trainers first sums the
      trainers' gradient copies and scales by 1/trainers; GEO only adds the pushed delta;
-  4. block 0's one op: listen_and_serv, naming the endpoint, Fanin (trainers), the mode, the optimize
-     blocks and which received variable feeds which block.
+  4. a learning-rate schedule's ops (LRSched, not per parameter) go to one more sub-block, first of
+     the optimize blocks as Paddle's lr_decay_block: the pserver runs it once per optimization round
+     (sync: once per step), so its step counter advances as a single process's does;
+  5. block 0's one op: listen_and_serv, naming the endpoint, Fanin (trainers), the mode, the optimize
+     blocks, the lr decay block and which received variable feeds which block.
 
 `build_pserver_startup` keeps the startup's init ops of the variables this pserver holds. For a
 sliced variable a constant init is cut to the block's shape; a random one draws the whole variable
@@ -28,7 +31,7 @@ from ..ir.errors import close_matches
 from ..ir.program import Block, Operator, Variable
 from .ps_plan import GEO, DistPlan, ParamPlan, VarBlock
 from .ps_table import lazy_init_attrs, table_state_vars
-from .ps_trainer import delta_name
+from .ps_trainer import SCHEDULED, delta_name, scheduled_lr_names
 
 
 @dataclass(frozen=True)
@@ -50,6 +53,13 @@ def build_pserver_program(program: Program, plan: DistPlan, endpoint: str) -> Pr
     root = pserver.global_block()
     origin = program.global_block()
     optimize_blocks, grad_to_block = [], []
+    lr_block = _append_lr_block(pserver, origin, plan)  # step 4
+    if lr_block is not None:
+        optimize_blocks.append(lr_block)
+    scheduled = _append_scheduled_lr_block(pserver, program, plan)
+    if scheduled is not None:
+        optimize_blocks.append(scheduled[1])
+        grad_to_block.append(f"{scheduled[0]}:{scheduled[1]}")
     for p, b in plan.blocks_on(endpoint):
         ops, served = _block_ops(origin, plan, p, b)  # step 1
         for s in served:  # step 2
@@ -66,18 +76,69 @@ def build_pserver_program(program: Program, plan: DistPlan, endpoint: str) -> Pr
         grad_to_block.append(f"{_merged_grad(plan, p, b)}:{sub.idx}")
     root.append_op(
         "listen_and_serv",
-        attrs={  # step 4
+        attrs={  # step 5
             "endpoint": endpoint,
             "pserver_id": plan.endpoints.index(endpoint),
             "Fanin": plan.trainers,
             "distributed_mode": plan.mode,
             "optimize_blocks": optimize_blocks,
             "grad_to_block_id": grad_to_block,
+            "lr_decay_block_id": -1 if lr_block is None else lr_block,
             "k_steps": plan.k_steps,
             "op_role": int(OpRole.RPC),
         },
     )
     return verify(pserver)
+
+
+def lr_schedule_ops(origin: Block) -> list[Operator]:
+    """The ops of a learning-rate schedule: LRSched, not an optimizer's per-parameter ops."""
+    return [op for op in origin.ops if op.attrs.get("op_role", 0) & OpRole.LRSched and not _optimize_op(op)]
+
+
+def _optimize_op(op: Operator) -> bool:
+    return bool(op.attrs.get("op_role", 0) & OpRole.Optimize)
+
+
+def _append_lr_block(pserver: Program, origin: Block, plan: DistPlan) -> int | None:
+    ops = lr_schedule_ops(origin) if plan.mode != GEO else []  # a GEO trainer steps its own schedule
+    if not ops:
+        return None
+    root = pserver.global_block()
+    for name in dict.fromkeys(n for op in ops for n in op.input_arg_names + op.output_arg_names):
+        var = origin.var_recursive(name)
+        if not root.has_var(name):
+            root.create_var(name, var.shape, var.dtype, persistable=var.persistable)
+    sub = pserver._create_block(0)
+    for op in ops:
+        sub.append_op(op.type, op.inputs, op.outputs, op.attrs)
+    pserver._rollback()
+    return sub.idx
+
+
+def _append_scheduled_lr_block(pserver: Program, program: Program, plan: DistPlan) -> tuple[str, int] | None:
+    """A paddle.optimizer.lr scheduler steps on the trainers, which send its rate each step: a block
+    that sets the rate from what arrived (the trainers' mean in sync), run before the optimizers."""
+    if plan.mode == GEO or program.lr_scheduler is None:
+        return None
+    lr = program.lr_scheduler._var_name
+    origin = program.global_block().var(lr)
+    root = pserver.global_block()
+    received = scheduled_lr_names(plan, lr)
+    if not root.has_var(lr):
+        root.create_var(lr, origin.shape, origin.dtype, persistable=True)
+    for name in received:
+        root.create_var(name, origin.shape, origin.dtype)
+    sub = pserver._create_block(0)
+    role = {"op_role": int(OpRole.LRSched)}
+    merged = lr + SCHEDULED
+    if len(received) > 1:
+        root.create_var(merged, origin.shape, origin.dtype)
+        sub.append_op("sum", {"X": received}, {"Out": [merged]}, role)
+        sub.append_op("scale", {"X": [merged]}, {"Out": [merged]}, {"scale": 1.0 / len(received), **role})
+    sub.append_op("assign", {"X": [merged]}, {"Out": [lr]}, role)
+    pserver._rollback()
+    return merged, sub.idx
 
 
 def build_pserver_startup(
@@ -89,6 +150,11 @@ def build_pserver_startup(
         for s in _block_ops(origin_main.global_block(), plan, p, b)[1]:
             if pserver_main.global_block().var(s.name).persistable:
                 served.setdefault(s.origin, {})[s.name] = s
+    for op in lr_schedule_ops(origin_main.global_block()) if plan.mode != GEO else []:  # the step counter
+        for name in op.output_arg_names:
+            var = pserver_main.global_block().var(name)
+            if var.persistable:
+                served.setdefault(name, {})[name] = _Served(name, name, tuple(var.shape), False)
     out = Program()
     out.random_seed = startup.random_seed
     block, source = out.global_block(), startup.global_block()

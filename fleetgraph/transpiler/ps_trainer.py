@@ -9,7 +9,9 @@ Steps of `build_trainer_program`:
      split_selected_rows for a sparse gradient) and send the blocks to their pservers; GEO instead
      sends each parameter after the optimize ops, the runtime turning it into a delta every k steps
      (a table's send also takes its sparse gradient: the rows touched);
-  4. sync: one send_barrier after the last send;
+  4. a paddle.optimizer.lr scheduler's rate (the variable the executor sets each run) goes to every
+     pserver with the step's first send, as 'learning_rate_0@SCHEDULED'; sync: one send_barrier
+     after the last send;
   5. recv every parameter block but the tables' (GEO: the runtime pulls after pushing), then sync:
      fetch_barrier; an async step reads what a background thread last pulled, as Paddle's async
      communicator's receiving thread does (half-async's sends are added up by a background thread);
@@ -40,6 +42,8 @@ def build_trainer_program(program: Program, plan: DistPlan, trainer_id: int) -> 
     if plan.mode != GEO:  # step 1
         block.ops = [op for op in block.ops if not op.attrs.get("op_role", 0) & (OpRole.Optimize | OpRole.LRSched)]
     suffix = plan.grad_suffix_trainer(trainer_id)
+    if plan.mode != GEO and trainer.lr_scheduler is not None:  # step 4
+        _prepend_scheduled_lr_send(block, plan, trainer.lr_scheduler._var_name, trainer_id)
     for p in plan.params:
         if plan.mode == GEO:  # step 3, GEO
             _append_geo_send(block, p, trainer_id, plan.k_steps)
@@ -153,6 +157,31 @@ def _insert_send(block: Block, plan: DistPlan, p: ParamPlan, grad: str, trainer_
             "trainer_id": trainer_id,
             "op_role": RPC,
             "op_role_var": role_var,
+        },
+    )
+
+
+SCHEDULED = "@SCHEDULED"
+
+
+def scheduled_lr_names(plan: DistPlan, lr: str) -> list[str]:
+    """What the pservers receive of a scheduler's rate: one copy per trainer in sync with several."""
+    if plan.grad_suffix_trainer(0) is None:
+        return [lr + SCHEDULED]
+    return [f"{lr}{SCHEDULED}.trainer_{t}" for t in range(plan.trainers)]
+
+
+def _prepend_scheduled_lr_send(block: Block, plan: DistPlan, lr: str, trainer_id: int) -> None:
+    name = scheduled_lr_names(plan, lr)[0 if plan.grad_suffix_trainer(0) is None else trainer_id]
+    block._insert_op(
+        0,
+        "send",
+        {"X": [lr] * len(plan.endpoints)},
+        attrs={
+            "epmap": list(plan.endpoints),
+            "send_varnames": [name] * len(plan.endpoints),
+            "trainer_id": trainer_id,
+            "op_role": RPC,
         },
     )
 

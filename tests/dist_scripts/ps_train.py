@@ -28,6 +28,14 @@ OPTIMIZERS = {
     "adamax": lambda: paddle.optimizer.Adamax(0.01),
     "lamb": lambda: paddle.optimizer.Lamb(0.01),
     "ftrl": lambda: paddle.fluid.optimizer.Ftrl(0.05, l1=0.001, l2=0.01),
+    "sgd_decay": lambda: paddle.fluid.optimizer.SGD(paddle.fluid.layers.exponential_decay(0.1, 3, 0.5)),
+    "sgd_scheduler": lambda: paddle.optimizer.SGD(paddle.optimizer.lr.StepDecay(0.1, step_size=3, gamma=0.5)),
+    "momentum_scheduler": lambda: paddle.optimizer.Momentum(
+        paddle.optimizer.lr.LinearWarmup(0.05, warmup_steps=5, start_lr=0.0, end_lr=0.05)
+    ),
+    "adam_warmup": lambda: paddle.fluid.optimizer.Adam(
+        paddle.fluid.layers.linear_lr_warmup(paddle.fluid.layers.cosine_decay(0.01, 2, 10), 4, 0.0, 0.01)
+    ),
 }
 
 
@@ -98,6 +106,8 @@ def main() -> None:
     for feed in global_batches(args.model, steps, args.batch * args.trainers):
         shard = {k: v[trainer_id * args.batch : (trainer_id + 1) * args.batch] for k, v in feed.items()}
         losses.append(float(exe.run(trainer_prog, feed=shard, fetch_list=[loss])[0][0]))
+        if trainer_prog.lr_scheduler is not None:  # a paddle.optimizer.lr scheduler steps once per batch
+            trainer_prog.lr_scheduler.step()
     exe.close()
     scope = paddle.static.global_scope()
     on_pservers = {p.param for p in t.plan.tables} if args.mode != "geo" else set()  # trainers hold a placeholder

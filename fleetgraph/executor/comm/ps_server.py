@@ -43,6 +43,7 @@ class PServer:
         mode: int,
         optimize_blocks: list[int],
         grad_to_block_id: list[str],
+        lr_decay_block_id: int = -1,
     ) -> None:
         self.context, self.ctx, self.endpoint = context, ctx, endpoint
         self.fanin, self.mode = int(fanin), int(mode)
@@ -50,6 +51,7 @@ class PServer:
         for entry in grad_to_block_id:
             name, _, idx = entry.rpartition(":")
             self.block_of[name] = int(idx)
+        self.lr_block = lr_decay_block_id if lr_decay_block_id >= 0 else None
         self.vars = ctx.program.global_block().vars
         self.env = ctx.env
         self.live = set(range(self.fanin))
@@ -120,12 +122,14 @@ class PServer:
 
     # -- messages --------------------------------------------------------------------------------
     def _on_send(self, identity: bytes, msg: Message) -> None:
+        self._step_schedule()
         self._receive(msg)
         self._reply(identity, encode(Kind.ACK, msg.name, seq=msg.seq))
 
     def _on_batch(self, identity: bytes, batch: Message, messages: list[Message]) -> None:
         """A trainer's sends to this pserver in one message: each is received as a SEND would be;
         one answer, an error naming every send refused."""
+        self._step_schedule()
         refused = []
         for msg in messages:
             try:
@@ -236,7 +240,14 @@ class PServer:
                     self._reply(identity, encode(Kind.ACK, seq=seq))
             waiting.clear()
 
+    def _step_schedule(self, sync: bool = False) -> None:
+        """The learning-rate schedule's block, once per optimization round: a sync step, or (async,
+        half-async) each trainer's batch of gradients, which the pserver applies one by one."""
+        if self.lr_block is not None and (sync or self.mode != SYNC):
+            self.ctx.run_block(self.lr_block)
+
     def _optimize_sync(self) -> None:
+        self._step_schedule(sync=True)
         for merged, block in self.block_of.items():
             if self.fanin > 1:
                 copies = [f"{merged}.trainer_{t}" for t in range(self.fanin)]

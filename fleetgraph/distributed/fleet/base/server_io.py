@@ -20,6 +20,7 @@ from ....executor.scope import Scope
 from ....ir import FleetgraphError, Program, load_arrays
 from ....persistence import PARAMS_FILE
 from ....transpiler.ps_plan import DistPlan, VarBlock
+from ....transpiler.ps_trainer import SCHEDULED
 
 
 def load_server_persistables(
@@ -64,7 +65,10 @@ def _sources(pserver_main: Program, plan: DistPlan, endpoint: str) -> dict[str, 
             f"init_server: expected a pserver program starting with listen_and_serv, got {serve.type}"
         )
     sources: dict[str, tuple[str, VarBlock]] = {}
-    for (p, b), index in zip(plan.blocks_on(endpoint), serve.attrs["optimize_blocks"]):
+    schedule = {serve.attrs.get("lr_decay_block_id", -1)}
+    schedule |= {int(e.rpartition(":")[2]) for e in serve.attrs["grad_to_block_id"] if SCHEDULED in e}
+    per_param = [i for i in serve.attrs["optimize_blocks"] if i not in schedule]
+    for (p, b), index in zip(plan.blocks_on(endpoint), per_param):
         sources[b.name] = (p.param, b)
         if not b.split:
             continue
