@@ -19,6 +19,7 @@ class ParamAttr:
         self.learning_rate = learning_rate
         self.regularizer = regularizer
         self.trainable = trainable
+        self.need_clip = need_clip
 
     @staticmethod
     def _to_attr(arg) -> ParamAttr | bool:

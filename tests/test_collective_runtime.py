@@ -475,12 +475,23 @@ def single_process(model: str, steps: int, rows: int, seed: int = 11) -> dict:
     return {p.name: np.array(scope.vars[p.name]) for p in main.all_parameters()}
 
 
-@pytest.mark.parametrize("model", ["fit_a_line", "mlp"], ids=["sgd", "adam"])
-@pytest.mark.parametrize(
-    "nranks, fuse_mb, transport",
-    [(2, 0, "auto"), (2, 32, "auto"), (3, 0, "auto"), (3, 32, "auto"), (2, 0, "tcp"), (3, 32, "tcp")],
-    ids=["2-unfused", "2-fused", "3-unfused", "3-fused", "2-unfused-tcp", "3-fused-tcp"],
-)
+COLLECTIVE_CASES = {
+    f"{opt}-{layout}": (model, *how)
+    for model, opt in (("fit_a_line", "sgd"), ("mlp", "adam"))
+    for layout, how in {
+        "2-unfused": (2, 0, "auto"),
+        "2-fused": (2, 32, "auto"),
+        "3-unfused": (3, 0, "auto"),
+        "3-fused": (3, 32, "auto"),
+        "2-unfused-tcp": (2, 0, "tcp"),
+        "3-fused-tcp": (3, 32, "tcp"),
+    }.items()
+}
+COLLECTIVE_CASES["decay_clip-2-fused"] = ("mlp_clip", 2, 32, "auto")  # clipping after the all-reduce
+COLLECTIVE_CASES["decay_clip-3-unfused"] = ("mlp_clip", 3, 0, "auto")
+
+
+@pytest.mark.parametrize("model, nranks, fuse_mb, transport", COLLECTIVE_CASES.values(), ids=COLLECTIVE_CASES.keys())
 def test_collective_training_equals_single_process_on_the_whole_batch(tmp_path, model, nranks, fuse_mb, transport):
     steps, batch = 20, 8
     args = ["--model", model, "--steps", str(steps), "--batch", str(batch), "--fuse_mb", str(fuse_mb)]

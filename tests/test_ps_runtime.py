@@ -128,6 +128,18 @@ def test_sync_training_equals_single_process_on_the_whole_batch(tmp_path, optimi
             np.testing.assert_allclose(trained[t][name], value, atol=1e-5, err_msg=f"trainer {t} {name}")
 
 
+def test_a_trainer_clips_its_gradient_before_sending_it(tmp_path):
+    """Clipping stays on the trainers, as Paddle's transpiler leaves it (the pservers never see the
+    whole gradient of every parameter): one trainer with the table on 2 pservers equals one process,
+    a decaying rate and a global-norm clip that bites included."""
+    steps, batch = 12, 16
+    args = ["--model", "mlp", "--optimizer", "momentum_decay_clip", "--steps", str(steps), "--batch", str(batch)]
+    trained, _ = run_cluster(tmp_path, 2, 1, args)
+    want, _ = single_process("mlp", "momentum_decay_clip", steps, batch)
+    for name, value in want.items():
+        np.testing.assert_allclose(trained[0][name], value, atol=1e-5, err_msg=name)
+
+
 def test_trainers_with_different_numbers_of_batches_finish_cleanly(tmp_path):
     trained, _ = run_cluster(tmp_path, 2, 3, ["--steps", "12", "--batches_for", "1:4,2:8"], timeout=90)
     assert [len(trained[t]["losses"]) for t in range(3)] == [12, 4, 8]  # and every process exited 0

@@ -10,7 +10,7 @@ from ps_helpers import TWO_PSERVERS, check_golden, config, role_dump, transpile,
 
 import fleetgraph as paddle
 import fleetgraph.fluid as fluid
-from fleetgraph.ir import FleetgraphError, Program, VarType, op_summary, program_guard, unique_name
+from fleetgraph.ir import FleetgraphError, OpRole, Program, VarType, op_summary, program_guard, unique_name
 from fleetgraph.transpiler import DistributeTranspiler, HashName
 from fleetgraph.transpiler.ps_plan import slice_rows
 
@@ -277,3 +277,36 @@ def test_hashname_never_puts_two_blocks_of_a_parameter_on_one_pserver():
         ).plan
         for p in plan.params:
             assert len({b.endpoint for b in p.blocks}) == len(p.blocks), p.param
+
+
+def _mlp_with(optimizer_factory):
+    return lambda: mlp(optimizer_factory, hidden=(8,), seed=1)
+
+
+def test_clip_ops_stay_on_the_trainer_which_sends_the_clipped_gradient():
+    clip = lambda: paddle.optimizer.SGD(0.1, grad_clip=paddle.nn.ClipGradByGlobalNorm(1.0))  # noqa: E731
+    t = transpile(_mlp_with(clip), sync_mode=True)
+    trainer = t.get_trainer_program().global_block()
+    clip_ops = [op for op in trainer.ops if "/gradient_clip/" in op.attrs.get("op_namescope", "/")]
+    assert [op.type for op in clip_ops][-4:] == ["elementwise_mul"] * 4
+    assert all(op.attrs["op_role"] == int(OpRole.Backward) for op in clip_ops)
+    clipped = {op.output("Out")[0] for op in clip_ops if op.type == "elementwise_mul"}
+    sent = {n for op in trainer.ops if op.type in ("send", "split_byref") for n in op.input("X")}
+    assert clipped <= sent  # every gradient goes out clipped
+    for ep in TWO_PSERVERS.split(","):
+        main, _ = t.get_pserver_programs(ep)
+        assert not [op for b in main.blocks for op in b.ops if "/gradient_clip/" in op.attrs.get("op_namescope", "/")]
+
+
+def test_a_decay_schedule_runs_on_every_pserver_first_of_its_optimize_blocks():
+    decay = lambda: paddle.optimizer.SGD(paddle.fluid.layers.exponential_decay(0.1, 10, 0.5))  # noqa: E731
+    t = transpile(_mlp_with(decay), sync_mode=True)
+    trainer_ops = [op.type for op in t.get_trainer_program().global_block().ops]
+    assert "increment" not in trainer_ops and "elementwise_pow" not in trainer_ops
+    for ep in TWO_PSERVERS.split(","):
+        main, startup = t.get_pserver_programs(ep)
+        serve = main.global_block().ops[0]
+        lr_block = serve.attrs["lr_decay_block_id"]
+        assert serve.attrs["optimize_blocks"][0] == lr_block
+        assert [op.type for op in main.block(lr_block).ops][:2] == ["increment", "cast"]
+        assert "@LR_DECAY_COUNTER@" in [n for op in startup.global_block().ops for n in op.output_arg_names]

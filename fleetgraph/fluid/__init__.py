@@ -1,11 +1,20 @@
 """The Fluid 1.x namespace (`import fleetgraph.fluid as fluid`)."""
 
-from .. import initializer, regularizer
+from .. import clip, initializer, regularizer
 from ..data import DatasetFactory
 from ..data_feeder import DataFeeder
 from ..executor import Executor, Scope, global_scope, scope_guard
 from ..executor.place import CPUPlace, CUDAPlace
-from ..ir import Parameter, Program, Variable, default_main_program, default_startup_program, program_guard, unique_name
+from ..ir import (
+    Parameter,
+    Program,
+    Variable,
+    default_main_program,
+    default_startup_program,
+    name_scope,
+    program_guard,
+    unique_name,
+)
 from ..layers.io import data as _static_data
 from ..layers.nn import embedding_v2 as embedding
 from ..ops.lod_tensor import LoDTensor, create_lod_tensor, create_random_int_lodtensor
@@ -38,6 +47,7 @@ __all__ = [
     "Variable",
     "WeightNormParamAttr",
     "backward",
+    "clip",
     "core",
     "cpu_places",
     "create_lod_tensor",
@@ -52,6 +62,7 @@ __all__ = [
     "io",
     "layers",
     "optimizer",
+    "name_scope",
     "program_guard",
     "regularizer",
     "scope_guard",

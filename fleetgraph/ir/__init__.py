@@ -6,6 +6,7 @@ from .errors import DTypeError, EOFException, FleetgraphError, KernelError, Shap
 from .framework import (
     default_main_program,
     default_startup_program,
+    name_scope,
     program_guard,
     switch_main_program,
     switch_startup_program,
@@ -38,6 +39,7 @@ __all__ = [
     "default_startup_program",
     "get_op_def",
     "load_arrays",
+    "name_scope",
     "load_program",
     "make_grad_op",
     "op_summary",

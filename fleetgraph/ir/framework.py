@@ -43,3 +43,17 @@ def program_guard(main_program: Program, startup_program: Program | None = None)
         switch_main_program(old_main)
         if old_startup is not None:
             switch_startup_program(old_startup)
+
+
+@contextlib.contextmanager
+def name_scope(prefix: str | None = None):
+    """Ops appended inside carry op_namescope '/prefix/' (nested scopes join: '/outer/inner/'), as
+    Paddle's `fluid.name_scope`; passes find ops by it (the parameter-server transpiler keeps the
+    ops of '/gradient_clip/' on the trainers)."""
+    program = default_main_program()
+    saved = program._op_namescope
+    program._op_namescope = f"{saved}{prefix or ''}/"
+    try:
+        yield
+    finally:
+        program._op_namescope = saved

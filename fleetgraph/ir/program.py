@@ -111,6 +111,7 @@ class Parameter(Variable):
         initializer=None,
         regularizer=None,
         optimize_attr=None,
+        need_clip=True,
         **kw,
     ) -> None:
         kw.setdefault("persistable", True)
@@ -120,6 +121,7 @@ class Parameter(Variable):
         self.initializer = initializer
         self.regularizer = regularizer
         self.optimize_attr = dict(optimize_attr or {"learning_rate": 1.0})
+        self.need_clip = bool(need_clip)  # grad_clip leaves the gradient of a parameter that says False
 
     def to_string(self, throw_on_error: bool = False, with_details: bool = False) -> str:
         text = super().to_string()
@@ -347,6 +349,8 @@ class Block:
                 )
         merged = dict(opdef.attrs)
         merged.update(op_role=int(self.program._op_role), op_role_var=list(self.program._op_role_var))
+        if self.program._op_namescope != "/":
+            merged["op_namescope"] = self.program._op_namescope
         for k, v in (attrs or {}).items():
             if k not in opdef.attrs and k not in COMMON_ATTRS:
                 raise unknown("attr", k, list(opdef.attrs) + list(COMMON_ATTRS), where=type)
@@ -381,6 +385,7 @@ class Program:
         self._version = 0
         self._op_role = OpRole.Forward
         self._op_role_var: list[str] = []
+        self._op_namescope = "/"
         self.lr_scheduler = None  # a paddle.optimizer.lr scheduler whose rate the executor sets each run
 
     def _bump(self) -> None:

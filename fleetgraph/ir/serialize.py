@@ -72,6 +72,7 @@ def _var_from_dict(block: Block, vd: dict, source: Program | None) -> Variable:
         original = source.blocks[block.idx].vars.get(param.name)
         if isinstance(original, Parameter):
             param.initializer, param.regularizer = original.initializer, original.regularizer
+            param.need_clip = original.need_clip
     return param
 
 

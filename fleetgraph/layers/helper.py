@@ -50,6 +50,7 @@ class LayerHelper:
             trainable=attr.trainable,
             regularizer=attr.regularizer,
             optimize_attr={"learning_rate": attr.learning_rate},
+            need_clip=attr.need_clip,
             type=type,
         )
         param = main.create_parameter(name, shape, dtype, initializer=init, **kw)

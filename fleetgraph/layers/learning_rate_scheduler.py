@@ -85,7 +85,8 @@ def _where(condition, x, y) -> Variable:
 @_lr_ops
 def exponential_decay(learning_rate, decay_steps, decay_rate, staircase=False):
     """learning_rate * decay_rate ^ (step / decay_steps) (the exponent floored when staircase)."""
-    return scale(elementwise_pow(_const(decay_rate), _epochs(decay_steps, staircase)), learning_rate)
+    epochs = _epochs(decay_steps, staircase)  # the counter's ops first, as Paddle's order
+    return scale(elementwise_pow(_const(decay_rate), epochs), learning_rate)
 
 
 @_lr_ops

@@ -1,5 +1,6 @@
-"""`paddle.nn` for static graphs: `functional` and `initializer`."""
+"""`paddle.nn` for static graphs: `functional`, `initializer` and the gradient clips."""
 
+from ..clip import ClipGradByGlobalNorm, ClipGradByNorm, ClipGradByValue
 from . import functional, initializer
 
-__all__ = ["functional", "initializer"]
+__all__ = ["ClipGradByGlobalNorm", "ClipGradByNorm", "ClipGradByValue", "functional", "initializer"]

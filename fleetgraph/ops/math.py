@@ -26,7 +26,8 @@ def _elementwise_infer(ctx: InferContext) -> None:
         shape = broadcast_dims(ctx, x.shape, aligned, f"Y '{y.name}' at axis {axis} and X '{x.name}'")
     if x.dtype != y.dtype:
         raise ctx.error(f"X '{x.name}' is {x.dtype} but Y '{y.name}' is {y.dtype}; expected the same dtype")
-    ctx.set_output("Out", shape, x.dtype, lod_level=x.lod_level)
+    sparse = x.type == "selected_rows"  # a sparse gradient times a scale stays sparse (Paddle's InferVarType)
+    ctx.set_output("Out", shape, x.dtype, lod_level=x.lod_level, type="selected_rows" if sparse else "dense_tensor")
 
 
 def _trimmed_rank(shape) -> int:
@@ -67,6 +68,10 @@ def _sub(xp, x, y, *, axis):
 
 
 def _mul(xp, x, y, *, axis):
+    if isinstance(x, SelectedRows):  # a sparse gradient scaled (global-norm clipping): its rows only
+        if y.size != 1:
+            raise TypeError(f"a SelectedRows X takes a one-element Y (a scale); got Y of shape {tuple(y.shape)}")
+        return SelectedRows(x.rows, x.value * y.reshape(()), x.height)
     return x * _align(xp, x, y, axis)
 
 

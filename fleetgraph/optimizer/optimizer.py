@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numbers
 
+from ..clip import ClipGradBase
 from ..initializer import Constant
 from ..ir import FleetgraphError, unique_name
 from ..ir.framework import default_main_program, default_startup_program
@@ -35,8 +36,12 @@ class Optimizer:
                 f"{type(self).__name__}: learning_rate expected a float, a schedule's Variable or an "
                 f"LRScheduler, got {type(learning_rate).__name__} {learning_rate!r}"
             )
-        if grad_clip is not None:
-            raise FleetgraphError(f"{type(self).__name__}: grad_clip is not supported")
+        if grad_clip is not None and not isinstance(grad_clip, ClipGradBase):
+            raise TypeError(
+                f"{type(self).__name__}: grad_clip expected ClipGradByValue, ClipGradByNorm or ClipGradByGlobalNorm "
+                f"(fluid.clip.GradientClipBy*), got {type(grad_clip).__name__}"
+            )
+        self._grad_clip = grad_clip
         is_number = isinstance(learning_rate, numbers.Real)
         self._learning_rate = float(learning_rate) if is_number else learning_rate
         self._parameter_list = parameters if parameters is not None else parameter_list
@@ -88,11 +93,13 @@ class Optimizer:
 
     # -- building ------------------------------------------------------------------------------
     def _apply_gradients(self, program: Program, startup: Program, params_grads):
-        """Every op it appends (regularization, learning-rate scaling, the updates and what follows
-        them), in order."""
+        """Every op it appends (clipping, regularization, learning-rate scaling, the updates and what
+        follows them), in order."""
         block = program.global_block()
         start = len(block.ops)
         params_grads = sorted(params_grads, key=lambda pg: pg[0].name)  # Paddle's order
+        if self._grad_clip is not None:  # clipping first, then regularization, as Paddle's
+            params_grads = self._grad_clip(params_grads)
         for param, grad in params_grads:
             with program._optimized_guard([param, grad]):
                 regularizer = param.regularizer or self.regularization

@@ -2,7 +2,7 @@
 
 from ..executor import Executor, Scope, global_scope, scope_guard
 from ..executor.place import CPUPlace, CUDAPlace
-from ..ir import Parameter, Program, Variable, default_main_program, default_startup_program, program_guard
+from ..ir import Parameter, Program, Variable, default_main_program, default_startup_program, name_scope, program_guard
 from ..layers.io import data
 from ..layers.nn import accuracy, auc
 from ..persistence import load, save
@@ -49,6 +49,7 @@ __all__ = [
     "load",
     "load_inference_model",
     "nn",
+    "name_scope",
     "program_guard",
     "save",
     "save_inference_model",

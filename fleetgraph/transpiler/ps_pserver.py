@@ -31,7 +31,7 @@ from ..ir.errors import close_matches
 from ..ir.program import Block, Operator, Variable
 from .ps_plan import GEO, DistPlan, ParamPlan, VarBlock
 from .ps_table import lazy_init_attrs, table_state_vars
-from .ps_trainer import SCHEDULED, delta_name, scheduled_lr_names
+from .ps_trainer import SCHEDULED, delta_name, is_clip_op, scheduled_lr_names
 
 
 @dataclass(frozen=True)
@@ -203,7 +203,9 @@ def _block_ops(origin: Block, plan: DistPlan, p: ParamPlan, b: VarBlock) -> tupl
     ops = [
         op
         for op in origin.ops
-        if op.attrs.get("op_role", 0) & OpRole.Optimize and op.attrs.get("op_role_var", [None])[0] == p.param
+        if op.attrs.get("op_role", 0) & OpRole.Optimize
+        and op.attrs.get("op_role_var", [None])[0] == p.param
+        and not is_clip_op(op)  # the trainers clip
     ]
     served = {
         p.param: _Served(b.name, p.param, b.shape, b.split, b.offset, p.table),

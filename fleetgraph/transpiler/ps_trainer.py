@@ -2,7 +2,8 @@
 
 Steps of `build_trainer_program`:
   1. clone the program and drop its optimize ops, which the pservers run (GEO keeps them: the
-     trainer updates a local copy);
+     trainer updates a local copy); gradient clipping stays, as backward ops: a trainer clips its
+     own gradient and sends the clipped one;
   2. in sync mode with several trainers, rename each gradient to this trainer's copy
      ('w@GRAD.trainer_0');
   3. right after each gradient's last producer, cut it into the plan's blocks (split_byref, or
@@ -40,6 +41,9 @@ def build_trainer_program(program: Program, plan: DistPlan, trainer_id: int) -> 
     trainer = program.clone()
     block = trainer.global_block()
     if plan.mode != GEO:  # step 1
+        for op in block.ops:
+            if is_clip_op(op):  # the trainer clips its own gradient before sending it, as Paddle's
+                op.attrs["op_role"] = int(OpRole.Backward)
         block.ops = [op for op in block.ops if not op.attrs.get("op_role", 0) & (OpRole.Optimize | OpRole.LRSched)]
     suffix = plan.grad_suffix_trainer(trainer_id)
     if plan.mode != GEO and trainer.lr_scheduler is not None:  # step 4
@@ -162,6 +166,12 @@ def _insert_send(block: Block, plan: DistPlan, p: ParamPlan, grad: str, trainer_
 
 
 SCHEDULED = "@SCHEDULED"
+CLIP_SCOPE = "/gradient_clip/"
+
+
+def is_clip_op(op) -> bool:
+    """An op of grad_clip (Paddle's transpiler finds them by their name scope too)."""
+    return CLIP_SCOPE in op.attrs.get("op_namescope", "/")
 
 
 def scheduled_lr_names(plan: DistPlan, lr: str) -> list[str]:

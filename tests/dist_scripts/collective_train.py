@@ -1,9 +1,10 @@
 """One rank of a collective (all-reduce) run for the equivalence tests.
 
-    collective_train.py RANK --endpoints EPS --model {fit_a_line,mlp} --steps N --batch B
+    collective_train.py RANK --endpoints EPS --model {fit_a_line,mlp,mlp_clip} --steps N --batch B
                         [--fuse_mb MB] [--seed S] [--steps_for RANK:STEPS,...] --out PARAMS.npz
 
-fit_a_line trains with SGD, the MLP (one hidden layer of 32) with Adam. Rank r trains on rows
+fit_a_line trains with SGD, the MLP (one hidden layer of 32) with Adam, mlp_clip the MLP with
+Momentum at an exponentially decaying rate and global-norm clipping. Rank r trains on rows
 [r*B, (r+1)*B) of each global batch of n*B rows (tests/models.global_batches, seeded with --seed
 as the model is), then saves its parameters and losses. --fuse_mb > 0 fuses the all-reduces into
 buckets of that many MiB.
@@ -25,13 +26,21 @@ import fleetgraph as paddle  # noqa: E402
 from fleetgraph.executor.comm import process_comm  # noqa: E402
 from fleetgraph.transpiler import DistributeTranspiler, DistributeTranspilerConfig  # noqa: E402
 
-MODELS = ("fit_a_line", "mlp")
+MODELS = ("fit_a_line", "mlp", "mlp_clip")
 
 
 def build(model: str, seed: int):
     """(main, startup, loss) of the model under test, with its optimizer."""
     if model == "fit_a_line":
         main, startup, _, _, loss = fit_a_line_2x(seed=seed, optimizer=paddle.optimizer.SGD(learning_rate=0.05))
+        return main, startup, loss
+    if model == "mlp_clip":  # a decaying rate and global-norm clipping, which must see the averaged gradient
+
+        def optimizer():
+            lr = paddle.fluid.layers.exponential_decay(0.05, 5, 0.7)
+            return paddle.optimizer.Momentum(lr, momentum=0.9, grad_clip=paddle.nn.ClipGradByGlobalNorm(0.5))
+
+        main, startup, _, _, loss, _ = mlp(optimizer, hidden=(32,), seed=seed)
         return main, startup, loss
     main, startup, _, _, loss, _ = mlp(lambda: paddle.optimizer.Adam(learning_rate=0.01), hidden=(32,), seed=seed)
     return main, startup, loss

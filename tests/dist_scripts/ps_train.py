@@ -33,6 +33,9 @@ OPTIMIZERS = {
     "momentum_scheduler": lambda: paddle.optimizer.Momentum(
         paddle.optimizer.lr.LinearWarmup(0.05, warmup_steps=5, start_lr=0.0, end_lr=0.05)
     ),
+    "momentum_decay_clip": lambda: paddle.optimizer.Momentum(
+        paddle.fluid.layers.exponential_decay(0.05, 5, 0.7), grad_clip=paddle.nn.ClipGradByGlobalNorm(0.5)
+    ),
     "adam_warmup": lambda: paddle.fluid.optimizer.Adam(
         paddle.fluid.layers.linear_lr_warmup(paddle.fluid.layers.cosine_decay(0.01, 2, 10), 4, 0.0, 0.01)
     ),

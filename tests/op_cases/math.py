@@ -217,3 +217,24 @@ case(
     name="soft_label_3d",
     reference=_bce_ref,
 )
+case(
+    "clip",
+    {"X": rand(3, 4, low=-2, high=2)},
+    attrs={"min": -0.5, "max": 0.8},
+    reference=lambda X, min, max: {"Out": np.clip(X, min, max)},
+)
+case(
+    "clip_by_norm",
+    {"X": rand(3, 4)},
+    attrs={"max_norm": 0.5},
+    reference=lambda X, max_norm: {"Out": X * max_norm / np.linalg.norm(X)},
+)
+case(
+    "clip_by_norm",
+    {"X": rand(3, 4) * 0.01},
+    attrs={"max_norm": 0.5},
+    name="within",
+    reference=lambda X, max_norm: {"Out": X},
+)
+case("merge_selected_rows", {"X": rand(3, 4)}, reference=lambda X: {"Out": X})
+case("get_tensor_from_selected_rows", {"X": rand(3, 4)}, reference=lambda X: {"Out": X})

@@ -1,0 +1,139 @@
+"""Gradient clipping, passed to an optimizer as `grad_clip=` (`fluid.clip.GradientClipByValue`, ...,
+`paddle.nn.ClipGradByGlobalNorm`): ops appended before regularization and the updates, as Paddle's.
+
+A parameter whose ParamAttr says `need_clip=False` keeps its gradient. Collective training clips
+after the all-reduce (the averaged gradient, so every rank clips alike and equals one process); a
+parameter-server trainer clips its own gradient before sending it, as Paddle's transpiler leaves the
+clip ops on the trainer (they clip each trainer's gradient before it is sent, so in sync mode a
+clip that bites gives other values than one process on the whole batch would, as in Paddle)."""
+
+from __future__ import annotations
+
+import numbers
+
+from .ir import FleetgraphError, name_scope
+from .ir.program import Variable
+from .layers._apply import apply_op
+from .layers.math import elementwise_div, elementwise_max, elementwise_mul, reduce_sum, sqrt, square, sums
+from .layers.tensor import fill_constant
+
+__all__ = [
+    "ClipGradBase",
+    "ClipGradByGlobalNorm",
+    "ClipGradByNorm",
+    "ClipGradByValue",
+    "GradientClipByGlobalNorm",
+    "GradientClipByNorm",
+    "GradientClipByValue",
+]
+
+
+CLIP_SCOPE = "gradient_clip"  # the op_namescope of every clip op: '/gradient_clip/'
+
+
+class ClipGradBase:
+    """Subclasses append the clip ops of one parameter (`_clip_one`) or of all at once (`_clip`),
+    all in the name scope '/gradient_clip/' (Paddle's)."""
+
+    def __call__(self, params_grads: list[tuple[Variable, Variable]]) -> list[tuple[Variable, Variable]]:
+        with name_scope(CLIP_SCOPE):
+            return self._clip(params_grads)
+
+    def _clip(self, params_grads):
+        return _each_clipped(params_grads, self._clip_one)
+
+    def _clip_one(self, grad: Variable) -> Variable:
+        raise NotImplementedError
+
+
+def _each_clipped(params_grads, clip_one) -> list[tuple[Variable, Variable]]:
+    """(param, clip_one(grad)) for each gradient to clip, its ops tagged optimize ops of the pair;
+    the others as they are."""
+    out = []
+    for param, grad in params_grads:
+        if grad is None or not _needs_clip(param):
+            out.append((param, grad))
+            continue
+        with param.block.program._optimized_guard([param, grad]):
+            out.append((param, clip_one(grad)))
+    return out
+
+
+def _needs_clip(param) -> bool:
+    return getattr(param, "need_clip", True) is not False
+
+
+def _positive(what: str, value) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or value <= 0:
+        raise FleetgraphError(f"{what} expected a positive float, got {value!r}")
+    return float(value)
+
+
+class ClipGradByValue(ClipGradBase):
+    """Every element into [min, max] (min defaults to -max)."""
+
+    def __init__(self, max, min=None) -> None:
+        if not isinstance(max, numbers.Real) or (min is not None and not isinstance(min, numbers.Real)):
+            raise FleetgraphError(f"ClipGradByValue: max and min expected floats, got max={max!r} min={min!r}")
+        self.max = float(max)
+        self.min = -self.max if min is None else float(min)
+        if self.min > self.max:
+            raise FleetgraphError(f"ClipGradByValue: min {self.min} is above max {self.max}")
+
+    def _clip_one(self, grad):
+        return apply_op("clip", {"X": [grad]}, {"min": self.min, "max": self.max})
+
+    def __repr__(self) -> str:
+        return f"Clip Gradient By Value, min = {self.min:f}, max={self.max:f}"
+
+
+class ClipGradByNorm(ClipGradBase):
+    """Each gradient scaled to L2 norm clip_norm where its norm is larger."""
+
+    def __init__(self, clip_norm) -> None:
+        self.clip_norm = _positive("ClipGradByNorm: clip_norm", clip_norm)
+
+    def _clip_one(self, grad):
+        return apply_op("clip_by_norm", {"X": [grad]}, {"max_norm": self.clip_norm})
+
+    def __repr__(self) -> str:
+        return f"Gradient Clip By Norm, clip_norm={self.clip_norm:f}"
+
+
+class ClipGradByGlobalNorm(ClipGradBase):
+    """Every gradient scaled by clip_norm / max(clip_norm, global_norm), the global norm being the L2
+    norm of all the clipped gradients together: Paddle's ops (square, reduce_sum, sum, sqrt, ...)."""
+
+    def __init__(self, clip_norm, group_name="default_group", auto_skip_clip=False) -> None:
+        self.clip_norm = _positive("ClipGradByGlobalNorm: clip_norm", clip_norm)
+        self.group_name = group_name
+
+    def _clip(self, params_grads):
+        clipped = [(p, g) for p, g in params_grads if g is not None and _needs_clip(p)]
+        if not clipped:
+            return list(params_grads)
+        squares = []
+        for param, grad in clipped:
+            with param.block.program._optimized_guard([param, grad]):
+                rows = grad
+                if grad.type == "selected_rows":  # a sparse gradient's norm is that of its merged rows
+                    rows = apply_op(
+                        "get_tensor_from_selected_rows", {"X": [apply_op("merge_selected_rows", {"X": [grad]})]}
+                    )
+                squares.append(reduce_sum(square(rows)))
+        param, grad = clipped[-1]
+        with param.block.program._optimized_guard([param, grad]):
+            global_norm = sqrt(sums(squares))
+            max_norm = fill_constant([1], global_norm.dtype, self.clip_norm)
+            scale = elementwise_div(max_norm, elementwise_max(max_norm, global_norm))
+        return _each_clipped(params_grads, lambda grad: elementwise_mul(grad, scale))
+
+    def __repr__(self) -> str:
+        return f"Gradient Clip By GlobalNorm, global_norm={self.clip_norm:f}"
+
+
+GradientClipByValue, GradientClipByNorm, GradientClipByGlobalNorm = (
+    ClipGradByValue,
+    ClipGradByNorm,
+    ClipGradByGlobalNorm,
+)
