@@ -20,8 +20,6 @@ Steps of `run_dataset`:
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
 import sys
 import threading
 import time
@@ -30,6 +28,7 @@ import numpy as np
 
 from ..ir import FleetgraphError, OpRole, Program
 from ..ops.lod_tensor import LoDTensor
+from .native import one_blas_thread_each
 from .scope import Scope, global_scope
 
 PROGRESS_EVERY_S = 60.0
@@ -67,7 +66,7 @@ def run_dataset(
             f"{what}: {len(labels)} fetch_info labels for {len(names)} fetch_list variables; expected one each"
         )
     run = _Run(executor, program, scope, names, labels, max(1, int(print_period)), fetch_handler, what)
-    with _one_blas_thread_each(threads > 1), dataset._batch_source() as source:  # step 2
+    with one_blas_thread_each(threads > 1), dataset._batch_source() as source:  # step 2
         workers = [threading.Thread(target=run.work, args=(source,), name=f"{what}-{i}") for i in range(threads)]
         for w in workers:
             w.start()
@@ -82,33 +81,6 @@ def run_dataset(
         raise run.error
     if run.names and run.batches % run.print_period:
         run._report()
-
-
-@contextlib.contextmanager
-def _one_blas_thread_each(limit: bool):
-    if not limit:
-        yield
-        return
-    _few_malloc_arenas()
-    from threadpoolctl import threadpool_limits
-
-    with threadpool_limits(limits=1, user_api="blas"):
-        yield
-
-
-MALLOC_ARENAS = 2
-_M_ARENA_MAX = -8  # glibc's mallopt parameter
-
-
-def _few_malloc_arenas() -> None:
-    """glibc gives each new thread an allocation arena of its own (up to 8 per core), and buffers a
-    thread freed stay in its arena: ten training threads grew a GEO trainer from 320 to 570 MB. At most
-    MALLOC_ARENAS arenas (what MALLOC_ARENA_MAX=2 sets) keep it at 360 MB; elsewhere, a no-op."""
-    try:
-        libc = ctypes.CDLL(None)
-        libc.mallopt(_M_ARENA_MAX, MALLOC_ARENAS)
-    except (OSError, AttributeError):
-        pass
 
 
 def _program_of(program, what: str) -> Program:
