@@ -136,6 +136,21 @@ def test_fluid_era_job_with_fluid_environment(tmp_path, given):
             assert losses[-5:].mean() <= losses[:3].mean() / 3, (given, t, losses)
 
 
+def test_seed_004_compiled_program_of_a_sync_trainer_equals_one_process(tmp_path, monkeypatch):
+    """CompiledProgram(fleet.main_program).with_data_parallel(...) with the strategy's build and
+    execution strategies: 2 trainers x 2 replicas x 4 rows == one process x 16 rows."""
+    monkeypatch.setenv("CPU_NUM", "2")
+    steps = 20
+    args = ["--strategy", "sync", "--steps", str(steps), "--compiled"]
+    results = run_ps_job("fleet_fluid_ps.py", tmp_path, args, spelling="fluid")
+    assert all("2 replicas" in results[f"worker {t}"][1] for t in (0, 1))
+    for name, value in fluid_oracle(steps, 16).items():
+        for t in (0, 1):
+            trained = np.load(tmp_path / f"trainer{t}.npz")
+            np.testing.assert_allclose(trained[name], value, atol=1e-5, err_msg=f"trainer {t} {name}")
+            assert trained["losses"].ndim == 1
+
+
 @pytest.mark.parametrize("strategy", ["sync", "half_async", "async", "geo"])
 def test_seed_004_sparse_embedding_trains_from_a_dataset_in_every_strategy(tmp_path, strategy):
     rng = np.random.default_rng(0)

@@ -273,10 +273,14 @@ class Executor:
         return_numpy: bool = True,
         use_program_cache: bool = True,
     ) -> list:
+        compiled = program if getattr(program, "_is_data_parallel", False) else None
         program = default_main_program() if program is None else getattr(program, "_program", program)
         if not isinstance(program, Program):
             raise TypeError(f"Executor.run: expected a Program, got {type(program).__name__}")
         scope = global_scope() if scope is None else scope
+        if compiled is not None:  # CPU_NUM replicas: executor/parallel.py
+            fetch_names = [_fetch_name(f) for f in (fetch_list or [])]
+            return compiled._runner().run(self, feed, fetch_names, scope, return_numpy)
         plan = self._plan(program)
         env = dict(scope.vars)
         if isinstance(feed, (list, tuple)):  # one dict per place, as a DataLoader yields them

@@ -19,10 +19,11 @@ from ..layers.io import data as _static_data
 from ..layers.nn import embedding_v2 as embedding
 from ..ops.lod_tensor import LoDTensor, create_lod_tensor, create_random_int_lodtensor
 from ..param_attr import ParamAttr, WeightNormParamAttr
-from ..static import CompiledProgram, cpu_places
+from ..static import BuildStrategy, CompiledProgram, ExecutionStrategy, compiler, cpu_places
 from ..transpiler import DistributeTranspiler, DistributeTranspilerConfig
 from ..transpiler.backward import gradients
 from . import backward, core, io, layers, optimizer, transpiler
+from .parallel_executor import ParallelExecutor
 
 
 def data(name, shape, dtype="float32", lod_level=0):
@@ -31,6 +32,7 @@ def data(name, shape, dtype="float32", lod_level=0):
 
 
 __all__ = [
+    "BuildStrategy",
     "CPUPlace",
     "CUDAPlace",
     "CompiledProgram",
@@ -38,8 +40,10 @@ __all__ = [
     "DatasetFactory",
     "DistributeTranspiler",
     "DistributeTranspilerConfig",
+    "ExecutionStrategy",
     "Executor",
     "LoDTensor",
+    "ParallelExecutor",
     "ParamAttr",
     "Parameter",
     "Program",
@@ -48,6 +52,7 @@ __all__ = [
     "WeightNormParamAttr",
     "backward",
     "clip",
+    "compiler",
     "core",
     "cpu_places",
     "create_lod_tensor",

@@ -10,28 +10,22 @@ from ..persistence import static_load_inference_model as load_inference_model
 from ..persistence import static_save_inference_model as save_inference_model
 from ..transpiler.backward import append_backward, gradients
 from . import nn
-
-
-class CompiledProgram:
-    """Paddle's wrapper for data-parallel execution; the executor runs the wrapped program."""
-
-    def __init__(self, program_or_graph, build_strategy=None) -> None:
-        self._program = program_or_graph
-
-    def with_data_parallel(
-        self, loss_name=None, build_strategy=None, exec_strategy=None, share_vars_from=None, places=None
-    ):
-        return self
+from .compiler import BuildStrategy, CompiledProgram, ExecutionStrategy
 
 
 def cpu_places(device_count=None):
-    return [CPUPlace()] * (device_count or 1)
+    """device_count CPU places (default: CPU_NUM's count, as Paddle's)."""
+    from ..executor.parallel import cpu_num
+
+    return [CPUPlace()] * (device_count or cpu_num())
 
 
 __all__ = [
+    "BuildStrategy",
     "CPUPlace",
     "CUDAPlace",
     "CompiledProgram",
+    "ExecutionStrategy",
     "Executor",
     "Parameter",
     "Program",

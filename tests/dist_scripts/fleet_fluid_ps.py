@@ -2,10 +2,13 @@
 from Fluid's environment variables (PADDLE_TRAINING_ROLE, PADDLE_PSERVER_IPS, ...).
 
     fleet_fluid_ps.py --out DIR [--strategy config|sync|half_async|async|geo] [--steps N] [--batch B]
+                      [--compiled]
 
 `config` hands a DistributeTranspilerConfig to distributed_optimizer (seed 003), the others a
 strategy from DistributedStrategyFactory (seed 004). Trainer t feeds samples [t*B, (t+1)*B) of each
-global batch through a DataFeeder, runs `fleet.main_program`, and writes DIR/trainer<t>.npz.
+global batch through a DataFeeder, runs `fleet.main_program` (with --compiled, seed 004's
+`CompiledProgram(fleet.main_program).with_data_parallel(...)` with the strategy's build and execution
+strategies, CPU_NUM replicas), and writes DIR/trainer<t>.npz.
 """
 
 import argparse
@@ -67,6 +70,7 @@ def main() -> None:
     p.add_argument("--strategy", default="config", choices=["config", "sync", "half_async", "async", "geo"])
     p.add_argument("--steps", type=int, default=20)
     p.add_argument("--batch", type=int, default=8)
+    p.add_argument("--compiled", action="store_true")
     args = p.parse_args()
 
     x, y, avg_cost = build()
@@ -89,15 +93,23 @@ def main() -> None:
         trainer_id, trainers = fleet.worker_index(), fleet.worker_num()
         reader = samples(args.steps, args.batch * trainers, trainer_id, trainers)
         exe.run(fleet.startup_program)
+        program = fleet.main_program
+        if args.compiled:
+            program = fluid.compiler.CompiledProgram(fleet.main_program).with_data_parallel(
+                loss_name=avg_cost.name,
+                build_strategy=strategy.get_build_strategy(),
+                exec_strategy=strategy.get_execute_strategy(),
+            )
         losses = []
         for data in paddle.batch(reader, batch_size=args.batch)():
-            (loss,) = exe.run(fleet.main_program, feed=feeder.feed(data), fetch_list=[avg_cost])
+            (loss,) = exe.run(program, feed=feeder.feed(data), fetch_list=[avg_cost])
             losses.append(float(np.asarray(loss).reshape(-1)[0]))
         scope = fluid.global_scope()
         params = {v.name: np.array(scope.vars[v.name]) for v in fleet.main_program.all_parameters()}
         np.savez(os.path.join(args.out, f"trainer{trainer_id}.npz"), losses=np.array(losses), **params)
         fleet.stop_worker()
-        print(f"trainer {trainer_id}: loss {losses[0]:.4f} -> {losses[-1]:.4f}")
+        replicas = f", {program.replicas} replicas" if args.compiled else ""
+        print(f"trainer {trainer_id}: loss {losses[0]:.4f} -> {losses[-1]:.4f}{replicas}")
 
 
 if __name__ == "__main__":

@@ -10,8 +10,10 @@ from .distributed_strategy import (
     DistributedStrategy,
     GeoStrategy,
     HalfAsyncStrategy,
+    ServerRuntimeConfig,
     StrategyFactory,
     SyncStrategy,
+    TrainerRuntimeConfig,
 )
 
 __all__ = [
@@ -20,7 +22,9 @@ __all__ = [
     "DistributedStrategy",
     "GeoStrategy",
     "HalfAsyncStrategy",
+    "ServerRuntimeConfig",
     "StrategyFactory",
     "SyncStrategy",
+    "TrainerRuntimeConfig",
     "fleet",
 ]

@@ -1,0 +1,110 @@
+"""`fluid.compiler`: CompiledProgram (data parallelism over CPU_NUM replicas), BuildStrategy and
+ExecutionStrategy. See executor/parallel.py for how the replicas run."""
+
+from __future__ import annotations
+
+import enum
+
+from ..executor.parallel import DataParallel, cpu_num
+from ..executor.place import CUDAPlace
+from ..ir import FleetgraphError, Program
+
+
+class BuildStrategy:
+    """How a data-parallel program is built. reduce_strategy: AllReduce (every replica updates every
+    parameter) or Reduce (one owner per parameter, then a broadcast): in one process both give the
+    same parameters. The fusion and memory options are accepted; our replicas share one address space,
+    so there is nothing for them to fuse or free."""
+
+    class ReduceStrategy(enum.IntEnum):
+        AllReduce = 0
+        Reduce = 1
+
+    class GradientScaleStrategy(enum.IntEnum):
+        CoeffNumDevice = 0
+        One = 1
+        Customized = 2
+
+    def __init__(self) -> None:
+        self.reduce_strategy = BuildStrategy.ReduceStrategy.AllReduce
+        self.gradient_scale_strategy = BuildStrategy.GradientScaleStrategy.CoeffNumDevice
+        self.fuse_all_reduce_ops = False
+        self.fuse_all_optimizer_ops = False
+        self.fuse_elewise_add_act_ops = False
+        self.fuse_broadcast_ops = False
+        self.fuse_relu_depthwise_conv = False
+        self.enable_inplace = False
+        self.memory_optimize = False
+        self.enable_sequential_execution = False
+        self.sync_batch_norm = False
+        self.num_trainers = 1
+        self.trainer_id = 0
+        self.debug_graphviz_path = ""
+        self.async_mode = False
+
+    def __repr__(self) -> str:
+        return f"BuildStrategy(reduce_strategy={self.reduce_strategy.name})"
+
+
+class ExecutionStrategy:
+    """How a data-parallel program runs: num_threads (the replicas run on one thread each; 0 lets
+    the replica count decide), num_iteration_per_drop_scope and use_thread_barrier are accepted."""
+
+    def __init__(self) -> None:
+        self.num_threads = 0
+        self.num_iteration_per_drop_scope = 100
+        self.num_iteration_per_run = 1
+        self.use_thread_barrier = False
+        self.allow_op_delay = False
+
+    def __repr__(self) -> str:
+        return f"ExecutionStrategy(num_threads={self.num_threads})"
+
+
+class CompiledProgram:
+    """A program to run as is, or (`with_data_parallel`) as CPU_NUM replicas, each on a shard of the
+    batch, gradients averaged: the same parameters as one replica on the whole batch."""
+
+    def __init__(self, program_or_graph, build_strategy=None) -> None:
+        program = getattr(program_or_graph, "_program", program_or_graph)
+        if not isinstance(program, Program):
+            raise TypeError(f"CompiledProgram: expected a Program, got {type(program_or_graph).__name__}")
+        self._program = program
+        self._build_strategy = build_strategy or BuildStrategy()
+        self._exec_strategy = None
+        self._loss_name = None
+        self._places = None
+        self._data_parallel: DataParallel | None = None
+        self._is_data_parallel = False
+
+    def with_data_parallel(
+        self, loss_name=None, build_strategy=None, exec_strategy=None, share_vars_from=None, places=None
+    ) -> CompiledProgram:
+        if places is not None and any(isinstance(p, CUDAPlace) for p in places):
+            CUDAPlace(0)  # its one clear error: no GPU execution here
+        self._loss_name = getattr(loss_name, "name", loss_name)
+        self._build_strategy = build_strategy or self._build_strategy
+        self._exec_strategy = exec_strategy or ExecutionStrategy()
+        self._places = list(places) if places is not None else None
+        self._is_data_parallel = True
+        return self
+
+    @property
+    def replicas(self) -> int:
+        return len(self._places) if self._places else cpu_num()
+
+    def _runner(self) -> DataParallel:
+        runner = self._data_parallel
+        if runner is None or runner.version != self._program._version or runner.replicas != self.replicas:
+            runner = self._data_parallel = DataParallel(self._program, self.replicas)
+        return runner
+
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self._program, name)  # global_block(), num_blocks, ... as the program's
+
+
+def check_not_cuda(use_cuda: bool, what: str) -> None:
+    if use_cuda:
+        raise FleetgraphError(f"{what}: use_cuda=True asks for GPUs; this build runs on the CPU (use_cuda=False)")
