@@ -17,6 +17,7 @@ from . import (
     regularizer,
     static,
     utils,
+    vision,
 )
 from .executor import CPUPlace, CUDAPlace, Executor, Scope, global_scope
 from .executor import seed as _seed_generator
@@ -78,6 +79,11 @@ def seed(value: int) -> None:
     _seed_generator(value)
 
 
+def is_compiled_with_cuda() -> bool:
+    """False: this build runs its kernels on the CPU (scripts branch on it to pick their place)."""
+    return False
+
+
 from . import common_ops_import, fluid  # noqa: E402  (fluid re-exports the modules above)
 
 __all__ = [
@@ -104,6 +110,7 @@ __all__ = [
     "exp",
     "flatten",
     "fluid",
+    "is_compiled_with_cuda",
     "full",
     "global_scope",
     "in_dynamic_mode",
@@ -128,6 +135,7 @@ __all__ = [
     "sqrt",
     "square",
     "static",
+    "vision",
     "subtract",
     "sum",
     "tanh",

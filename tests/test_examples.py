@@ -100,3 +100,26 @@ def test_seed_002_wide_and_deep_reaches_an_auc_over_0_7(tmp_path, mode):
     assert len(logs) == 2 and all(log.count("TRAIN ---> pass: 0") == 1000 for log in logs)  # 10,000 samples each
     aucs = {float(re.search(r"AUC of the job: ([0-9.]+)", log).group(1)) for log in logs}
     assert len(aucs) == 1 and aucs.pop() > 0.70  # both workers print the job's AUC over both
+
+
+@pytest.mark.parametrize("layers, params", [(18, 11_689_512), (50, 25_557_032)])
+def test_the_resnet_example_builds_resnets_of_the_published_size(layers, params):
+    """examples/resnet/resnet_static.py: the trainable parameters of ResNet-18 and -50 for 1000
+    classes, as the published architectures count them; seed 002's script runs it with two ranks."""
+    import importlib.util
+
+    import numpy as np
+
+    import fleetgraph as paddle
+
+    spec = importlib.util.spec_from_file_location(
+        "resnet_static", os.path.join(REPO, "examples", "resnet", "resnet_static.py")
+    )
+    resnet = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(resnet)
+    main, startup = paddle.static.Program(), paddle.static.Program()
+    with paddle.static.program_guard(main, startup):
+        image = paddle.static.data(name="x", shape=[None, 3, 224, 224], dtype="float32")
+        out = resnet.ResNet(layers=layers).net(input=image, class_dim=1000)
+    assert out.shape == (-1, 1000)
+    assert sum(int(np.prod(p.shape)) for p in main.all_parameters() if p.trainable) == params

@@ -93,3 +93,27 @@ def test_mnist_reads_idx_files_when_present(monkeypatch, tmp_path):
     samples = list(mnist.train()())
     assert [s[1] for s in samples] == [3, 1, 4, 1, 5]
     np.testing.assert_allclose(samples[0][0], images[0] / 255.0 * 2 - 1, atol=1e-6)
+
+
+def test_synthetic_flowers_are_flowers_shaped_in_ten_classes_and_alike_in_every_process(monkeypatch, capsys):
+    monkeypatch.setenv("FLEETGRAPH_DATA_HOME", "/nonexistent")
+    monkeypatch.setattr(paddle.dataset.common, "search_paths", lambda name, f: [f"/nonexistent/{name}/{f}"])
+    monkeypatch.setenv("FLEETGRAPH_FLOWERS_SAMPLES", "5")
+    first = list(paddle.dataset.flowers.train(use_xmap=True)())
+    again = list(paddle.dataset.flowers.train()())
+    assert len(first) == 5 and all(img.shape == (3 * 224 * 224,) and img.dtype == np.float32 for img, _ in first)
+    assert all(0 <= label < 10 for _, label in first)
+    assert all(np.array_equal(a, b) and la == lb for (a, la), (b, lb) in zip(first, again))
+    assert "SYNTHETIC stand-in: 5 pictures of 3x224x224 in 10 classes" in capsys.readouterr().err
+    monkeypatch.setenv("FLEETGRAPH_FLOWERS_SAMPLES", "none")
+    with pytest.raises(ValueError, match="FLEETGRAPH_FLOWERS_SAMPLES='none': expected a positive number"):
+        paddle.dataset.flowers.test()
+
+
+def test_image_backend_and_cuda_queries_answer_as_paddle_does():
+    paddle.vision.set_image_backend("cv2")
+    assert paddle.vision.get_image_backend() == "cv2"
+    paddle.vision.set_image_backend("pil")
+    with pytest.raises(ValueError, match="expected one of \\['pil', 'cv2', 'tensor'\\], got 'opencv'"):
+        paddle.vision.set_image_backend("opencv")
+    assert paddle.is_compiled_with_cuda() is False and fluid.is_compiled_with_cuda() is False

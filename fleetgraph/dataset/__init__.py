@@ -1,5 +1,5 @@
-"""Small datasets as readers: uci_housing and mnist (real files when present, synthetic otherwise)."""
+"""Datasets as readers: uci_housing, mnist and flowers (real files when present, synthetic otherwise)."""
 
-from . import mnist, uci_housing
+from . import flowers, mnist, uci_housing
 
-__all__ = ["mnist", "uci_housing"]
+__all__ = ["flowers", "mnist", "uci_housing"]

@@ -1,6 +1,6 @@
 """The Fluid 1.x namespace (`import fleetgraph.fluid as fluid`)."""
 
-from .. import clip, initializer, regularizer
+from .. import clip, initializer, is_compiled_with_cuda, regularizer
 from ..data import DatasetFactory
 from ..data_feeder import DataFeeder
 from ..executor import Executor, Scope, global_scope, scope_guard
@@ -65,6 +65,7 @@ __all__ = [
     "gradients",
     "initializer",
     "io",
+    "is_compiled_with_cuda",
     "layers",
     "optimizer",
     "name_scope",

@@ -1,0 +1,112 @@
+"""Oxford 102 flowers as Paddle's `paddle.dataset.flowers` reads them: samples (image, label), the
+image a flat float32 array of a 3x224x224 CHW picture (resized to 256, center-cropped, mean-subtracted
+and scaled as Paddle's simple_transform), the label 0-101. Paddle's train() reads the set Oxford calls
+test ('tstid', 6,149 images) and test() the one it calls train ('trnid'), and so do these.
+
+The real files (102flowers.tgz, imagelabels.mat, setid.mat) are read when present and SciPy and Pillow
+are installed. Otherwise a synthetic stand-in of the same shape, said once on stderr: FLOWERS_SAMPLES
+pictures (1,020 unless the environment variable FLEETGRAPH_FLOWERS_SAMPLES says) in 10 classes (a
+script with class_dim=10, as seed 002's, runs on it), each its class's coarse pattern plus noise,
+drawn from the sample's index so any sample is made alone and alike in every process.
+"""
+
+from __future__ import annotations
+
+import os
+import tarfile
+
+import numpy as np
+
+from .common import find, warn_synthetic
+
+SIZE, RESIZE = 224, 256
+MEAN = np.array([103.94, 116.78, 123.68], dtype=np.float32).reshape(3, 1, 1)  # Paddle's BGR means
+SYNTHETIC_CLASSES = 10
+_SETS = {"train": "tstid", "test": "trnid", "valid": "valid"}
+
+
+def _synthetic_count() -> int:
+    value = os.environ.get("FLEETGRAPH_FLOWERS_SAMPLES", "1020")
+    if not value.isdigit() or int(value) < 1:
+        raise ValueError(f"FLEETGRAPH_FLOWERS_SAMPLES={value!r}: expected a positive number of samples")
+    return int(value)
+
+
+def _synthetic_reader(part: str, cycle: bool):
+    count = _synthetic_count()
+    warn_synthetic(
+        "flowers", f"{count} pictures of 3x{SIZE}x{SIZE} in {SYNTHETIC_CLASSES} classes (coarse patterns plus noise)"
+    )
+    patterns = np.random.default_rng(102).normal(0.0, 1.0, size=(SYNTHETIC_CLASSES, 3, 7, 7)).astype(np.float32)
+    offset = {"train": 0, "test": 1 << 20, "valid": 2 << 20}[part]
+
+    def reader():
+        while True:
+            for index in range(count):
+                rng = np.random.default_rng(offset + index)
+                label = int(rng.integers(0, SYNTHETIC_CLASSES))
+                coarse = np.repeat(np.repeat(patterns[label], SIZE // 7, axis=1), SIZE // 7, axis=2)
+                image = coarse + rng.normal(0.0, 1.0, size=(3, SIZE, SIZE)).astype(np.float32)
+                yield image.reshape(-1), label
+            if not cycle:
+                return
+
+    return reader
+
+
+def _real_reader(part: str, mapper, cycle: bool):
+    try:
+        from PIL import Image
+        from scipy.io import loadmat
+    except ImportError as e:
+        raise ImportError(f"fleetgraph.dataset.flowers: the real flowers files need SciPy and Pillow ({e})") from None
+    archive = find("flowers", "102flowers.tgz")
+    labels = loadmat(find("flowers", "imagelabels.mat"))["labels"][0]
+    indexes = loadmat(find("flowers", "setid.mat"))[_SETS[part]][0]
+
+    def reader():
+        while True:
+            with tarfile.open(archive) as tar:
+                members = {m.name: m for m in tar.getmembers()}
+                for i in indexes:
+                    with tar.extractfile(members[f"jpg/image_{int(i):05d}.jpg"]) as f:
+                        picture = Image.open(f).convert("RGB")
+                    yield (mapper or _simple_transform)((picture, int(labels[i - 1]) - 1))
+            if not cycle:
+                return
+
+    return reader
+
+
+def _simple_transform(sample):
+    """Paddle's train mapper without its random flip: resize the short side to 256, center-crop 224,
+    CHW BGR minus the mean, flattened."""
+    picture, label = sample
+    w, h = picture.size
+    scale = RESIZE / min(w, h)
+    picture = picture.resize((max(RESIZE, round(w * scale)), max(RESIZE, round(h * scale))))
+    w, h = picture.size
+    left, top = (w - SIZE) // 2, (h - SIZE) // 2
+    array = np.asarray(picture.crop((left, top, left + SIZE, top + SIZE)), dtype=np.float32)
+    chw = array[:, :, ::-1].transpose(2, 0, 1) - MEAN
+    return chw.reshape(-1) / 255.0, label
+
+
+def _reader(part: str, mapper, cycle: bool):
+    files = ("102flowers.tgz", "imagelabels.mat", "setid.mat")
+    if all(find("flowers", f) for f in files):
+        return _real_reader(part, mapper, cycle)
+    return _synthetic_reader(part, cycle)
+
+
+def train(mapper=None, buffered_size=1024, use_xmap=True, cycle=False):
+    """The training reader (use_xmap and buffered_size are accepted: the samples come in order)."""
+    return _reader("train", mapper, cycle)
+
+
+def test(mapper=None, buffered_size=1024, use_xmap=True, cycle=False):
+    return _reader("test", mapper, cycle)
+
+
+def valid(mapper=None, buffered_size=1024, use_xmap=True):
+    return _reader("valid", mapper, False)

@@ -1,0 +1,22 @@
+"""`paddle.vision`: the image backend setting (how Paddle's vision datasets decode pictures)."""
+
+from __future__ import annotations
+
+_BACKENDS = ("pil", "cv2", "tensor")
+_backend = "pil"
+
+
+def set_image_backend(backend: str) -> None:
+    """'pil', 'cv2' or 'tensor', as Paddle's: kept and returned by get_image_backend. Our datasets hand
+    out arrays whichever is set."""
+    global _backend
+    if backend not in _BACKENDS:
+        raise ValueError(f"set_image_backend: expected one of {list(_BACKENDS)}, got {backend!r}")
+    _backend = backend
+
+
+def get_image_backend() -> str:
+    return _backend
+
+
+__all__ = ["get_image_backend", "set_image_backend"]
