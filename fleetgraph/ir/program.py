@@ -169,6 +169,14 @@ class Operator:
         self.outputs: dict[str, list[str]] = {k: _names(v) for k, v in (outputs or {}).items()}
         self.attrs: dict[str, Any] = {k: normalize_attr(v) for k, v in (attrs or {}).items()}
 
+    @property
+    def idx(self) -> int:
+        """This op's index in its block."""
+        for i, op in enumerate(self.block.ops):
+            if op is self:
+                return i
+        raise ValueError(f"op {self.type} is not in block {self.block.idx} any more")
+
     def input(self, slot: str) -> list[str]:
         return self.inputs.get(slot, [])
 
@@ -453,6 +461,14 @@ class Program:
                         op.attrs["is_test"] = True
             p._bump()
         return p
+
+    def _prune_with_input(self, feeded_var_names, targets) -> Program:
+        """A copy with only the ops the targets need, the fed variables taken as given (Paddle's)."""
+        from ..transpiler.prune import prune
+
+        names = [feeded_var_names] if isinstance(feeded_var_names, str) else list(feeded_var_names)
+        targets = targets if isinstance(targets, (list, tuple)) else [targets]
+        return prune(self, names, [getattr(t, "name", t) for t in targets], for_test=False)
 
     def to_string(self, throw_on_error: bool = False, with_details: bool = False) -> str:
         return "\n".join(b.to_string(throw_on_error, with_details) for b in self.blocks)

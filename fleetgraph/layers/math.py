@@ -120,3 +120,36 @@ def monkey_patch_variable() -> None:
     Variable.__truediv__ = _operator("elementwise_div", scalar=lambda x, c: _scalar_op(x, 1.0 / c))
     Variable.__neg__ = lambda self: _scalar_op(self, -1.0)
     Variable.__matmul__ = lambda self, other: matmul(self, other)
+    Variable.__getitem__ = _getitem
+
+
+_BIG = 2**31 - 1  # an open end, as Paddle writes it
+
+
+def _getitem(self, item):
+    """x[1], x[:, 0:2], x[..., -1]: one `slice` op (ints drop their axis: decrease_axis)."""
+    items = item if isinstance(item, tuple) else (item,)
+    if sum(i is Ellipsis for i in items) > 1:
+        raise IndexError(f"{self.name}[{item!r}]: at most one Ellipsis")
+    if Ellipsis in items:
+        at = items.index(Ellipsis)
+        items = items[:at] + (slice(None),) * (len(self.shape) - len(items) + 1) + items[at + 1 :]
+    if len(items) > len(self.shape):
+        raise IndexError(f"{self.name}[{item!r}]: {len(items)} indices for a variable of rank {len(self.shape)}")
+    axes, starts, ends, decrease = [], [], [], []
+    for axis, index in enumerate(items):
+        if isinstance(index, bool) or not isinstance(index, (int, slice)):
+            raise TypeError(f"{self.name}[{item!r}]: expected ints and slices, got {type(index).__name__}")
+        if isinstance(index, int):
+            axes.append(axis), starts.append(index), ends.append(index + 1 if index != -1 else _BIG)
+            decrease.append(axis)
+        elif index != slice(None):
+            if index.step not in (None, 1):
+                raise IndexError(f"{self.name}[{item!r}]: a step other than 1 is not supported; expected a:b slices")
+            axes.append(axis)
+            starts.append(0 if index.start is None else index.start)
+            ends.append(_BIG if index.stop is None else index.stop)
+    if not axes:
+        return self
+    attrs = {"axes": axes, "starts": starts, "ends": ends, "decrease_axis": decrease}
+    return apply_op("slice", {"Input": [self]}, attrs)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..ir.dtypes import convert_dtype
 from ..ir.program import Variable
 from ._apply import apply_op
@@ -27,10 +29,40 @@ def ones(shape, dtype="float32", name=None):
 
 
 def assign(input, output=None):
+    """output = input: a Variable copied by an assign op, or a NumPy array, list or number held by an
+    assign_value op (Paddle's)."""
+    if not isinstance(input, Variable):
+        return _assign_value(input, output)
     if output is None:
         return apply_op("assign", {"X": [input]})
     LayerHelper("assign").append_op("assign", {"X": [input]}, {"Out": [output]})
     return output
+
+
+def _assign_value(value, output):
+    from ..ops.tensor import VALUE_ATTRS
+
+    array = np.asarray(value)
+    if array.dtype == np.float64 and not isinstance(value, np.ndarray):
+        array = array.astype(np.float32)  # a Python float or list becomes float32, as Paddle's
+    if array.dtype.name not in VALUE_ATTRS:
+        raise TypeError(f"assign: a {array.dtype.name} array cannot be held; expected one of {sorted(VALUE_ATTRS)}")
+    attrs = {"shape": list(array.shape) or [1], "dtype": array.dtype.name}
+    attrs[VALUE_ATTRS[array.dtype.name]] = array.reshape(-1).tolist()
+    if output is None:
+        return apply_op("assign_value", {}, attrs, dtype=array.dtype.name)
+    LayerHelper("assign_value").append_op("assign_value", {}, {"Out": [output]}, attrs)
+    return output
+
+
+def fill_constant_batch_size_like(
+    input, shape, dtype, value, input_dim_idx=0, output_dim_idx=0, force_cpu=False, name=None
+) -> Variable:
+    """A constant of `shape` whose output_dim_idx takes input's input_dim_idx (its batch size)."""
+    dtype = convert_dtype(dtype)
+    attrs = {"shape": [int(d) for d in shape], "value": float(value), "dtype": dtype}
+    attrs.update(input_dim_idx=input_dim_idx, output_dim_idx=output_dim_idx, force_cpu=force_cpu)
+    return apply_op("fill_constant_batch_size_like", {"Input": [input]}, attrs, dtype=dtype, name=name)
 
 
 def cast(x, dtype):

@@ -84,6 +84,25 @@ register_op(
     kernel=lambda xp, x: x.copy(),
 )
 
+# assign_value: a constant array held in the op (Paddle's values attr of the dtype's kind)
+VALUE_ATTRS = {"float32": "fp32_values", "float64": "fp64_values", "int32": "int32_values", "int64": "int64_values"}
+VALUE_ATTRS["bool"] = "bool_values"
+
+
+def _assign_value(xp, *, shape, dtype, fp32_values, fp64_values, int32_values, int64_values, bool_values):
+    values = {"fp32_values": fp32_values, "fp64_values": fp64_values, "int32_values": int32_values}
+    values.update(int64_values=int64_values, bool_values=bool_values)
+    return xp.asarray(values[VALUE_ATTRS[dtype]], dtype=dtype).reshape(shape)
+
+
+register_op(
+    "assign_value",
+    outputs=("Out",),
+    attrs={"shape": [1], "dtype": "float32", **{attr: [] for attr in VALUE_ATTRS.values()}},
+    infer_shape=_from_attrs,
+    kernel=_assign_value,
+)
+
 
 def _cast_infer(ctx: InferContext) -> None:
     x = ctx.input_var("X")
@@ -361,16 +380,33 @@ def _slice_infer(ctx: InferContext) -> None:
             raise ctx.error(f"axis {axis} is out of range for Input '{x.name}' {fmt_shape(x.shape)}")
         if shape[a] >= 0:
             shape[a] = len(range(*slice(start, end).indices(shape[a])))
-    ctx.set_output("Out", shape, x.dtype)
+    decrease = [normalize_axis(a, len(shape)) for a in ctx.attr("decrease_axis")]
+    if any(shape[a] not in (1, -1) for a in decrease):
+        raise ctx.error(f"decrease_axis {ctx.attr('decrease_axis')}: the sliced axes hold {shape}; expected size 1")
+    ctx.set_output("Out", _decreased(shape, decrease), x.dtype)
 
 
-def _slice_grad(xp, x, dout, *, axes, starts, ends):
+def _decreased(shape, decrease) -> list:
+    """The shape without the decreased axes ([1] when none is left, as Paddle's)."""
+    kept = [d for i, d in enumerate(shape) if i not in decrease]
+    return kept or [1]
+
+
+def _slice(xp, x, *, axes, starts, ends, decrease_axis):
+    out = xp.ascontiguousarray(x[_slice_index(x.shape, axes, starts, ends)])
+    if decrease_axis:
+        out = out.reshape(_decreased(out.shape, [normalize_axis(a, x.ndim) for a in decrease_axis]))
+    return out
+
+
+def _slice_grad(xp, x, dout, *, axes, starts, ends, decrease_axis):
     dx = xp.zeros_like(x)
-    dx[_slice_index(x.shape, axes, starts, ends)] = dout
+    index = _slice_index(x.shape, axes, starts, ends)
+    dx[index] = dout.reshape(dx[index].shape)
     return dx
 
 
-_SLICE_ATTRS = {"axes": [0], "starts": [0], "ends": [1]}
+_SLICE_ATTRS = {"axes": [0], "starts": [0], "ends": [1], "decrease_axis": []}
 register_op(
     "slice",
     inputs=("Input",),
@@ -378,6 +414,40 @@ register_op(
     attrs=_SLICE_ATTRS,
     infer_shape=_slice_infer,
     grad=make_grad_op(inputs=("Input", "Out@GRAD"), outputs=("Input@GRAD",)),
-    kernel=lambda xp, x, *, axes, starts, ends: xp.ascontiguousarray(x[_slice_index(x.shape, axes, starts, ends)]),
+    kernel=_slice,
 )
 register_op("slice_grad", inputs=("Input", "Out@GRAD"), outputs=("Input@GRAD",), attrs=_SLICE_ATTRS, kernel=_slice_grad)
+
+
+# -- fill_constant_batch_size_like ---------------------------------------------------------------------
+
+
+def _fill_like_infer(ctx: InferContext) -> None:
+    x = ctx.input_var("Input")
+    shape = list(ctx.attr("shape"))
+    shape[ctx.attr("output_dim_idx")] = x.shape[ctx.attr("input_dim_idx")]
+    ctx.set_output("Out", shape, convert_dtype(ctx.attr("dtype")))
+
+
+def _fill_like(xp, x, *, shape, value, dtype, input_dim_idx, output_dim_idx, str_value, force_cpu):
+    shape = list(shape)
+    shape[output_dim_idx] = np.shape(x)[input_dim_idx]
+    return xp.full(shape, float(str_value) if str_value else value, dtype=dtype)
+
+
+register_op(
+    "fill_constant_batch_size_like",
+    inputs=("Input",),
+    outputs=("Out",),
+    attrs={
+        "shape": [1],
+        "value": 0.0,
+        "dtype": "float32",
+        "input_dim_idx": 0,
+        "output_dim_idx": 0,
+        "str_value": "",
+        "force_cpu": False,
+    },
+    infer_shape=_fill_like_infer,
+    kernel=_fill_like,
+)

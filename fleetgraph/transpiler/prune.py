@@ -1,7 +1,7 @@
 """Prune a program to what computing some targets from some feeds needs (for inference models).
 
 Steps:
-  1. clone the program for test (forward ops only, is_test set);
+  1. clone the program (for inference: for test, forward ops only, is_test set);
   2. walk the ops backwards from the targets, keeping an op when it writes a needed variable, and
      stop at the feeds;
   3. drop the variables no kept op names, keeping the feeds.
@@ -13,7 +13,12 @@ from ..ir import FleetgraphError, Program, verify
 
 
 def prune_for_inference(program: Program, feed_names: list[str], target_names: list[str]) -> Program:
-    pruned = program.clone(for_test=True)  # step 1
+    return prune(program, feed_names, target_names, for_test=True)
+
+
+def prune(program: Program, feed_names: list[str], target_names: list[str], *, for_test: bool) -> Program:
+    """The ops the targets need from the feeds (`for_test`: forward ops only, in test mode)."""
+    pruned = program.clone(for_test=for_test)  # step 1
     block = pruned.global_block()
     for name in list(feed_names) + list(target_names):
         if not block.has_var(name):

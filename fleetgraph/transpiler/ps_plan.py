@@ -23,34 +23,61 @@ SYNC, ASYNC, HALF_ASYNC, GEO = 0, 1, 2, 3  # Paddle's DistributedMode, also list
 MODE_NAMES = {SYNC: "sync", ASYNC: "async", HALF_ASYNC: "half_async", GEO: "geo"}
 
 
-class RoundRobin:
-    """Blocks go to the pservers in turn."""
+class PSDispatcher:
+    """Paddle's base of the dispatchers: `eps` the pservers, `dispatch(varlist)` an endpoint for each
+    variable or block (anything with a `name`, or a `name()` as Paddle's VarBlock has), `reset()`."""
 
-    def __init__(self, endpoints: list[str]) -> None:
-        self.endpoints = endpoints
+    def __init__(self, pserver_endpoints: list[str]) -> None:
+        self._eps = list(pserver_endpoints)
+        self._step = 0
 
-    def dispatch(self, blocks: list[VarBlock]) -> list[str]:
-        return [self.endpoints[i % len(self.endpoints)] for i in range(len(blocks))]
+    @property
+    def eps(self) -> list[str]:
+        return self._eps
+
+    @property
+    def endpoints(self) -> list[str]:
+        return self._eps
+
+    def reset(self) -> None:
+        self._step = 0
+
+    def dispatch(self, varlist) -> list[str]:
+        raise NotImplementedError
 
 
-class HashName:
+def _name_of(var) -> str:
+    name = getattr(var, "name", var)
+    return name() if callable(name) else str(name)
+
+
+class RoundRobin(PSDispatcher):
+    """Blocks go to the pservers in turn; the turn carries over from one dispatch to the next until
+    reset(), as Paddle's."""
+
+    def dispatch(self, varlist) -> list[str]:
+        out = []
+        for _ in varlist:
+            out.append(self._eps[self._step])
+            self._step = (self._step + 1) % len(self._eps)
+        return out
+
+
+class HashName(PSDispatcher):
     """A block goes to the pserver its name hashes to (CRC-32: unlike Python's salted `hash`, every
     process gets the same answer). Where that pserver already holds a block of the same parameter,
     the next free one takes it: two blocks of one parameter on one pserver would share that
     parameter's unsliced optimizer state (Adam's beta powers) and update it twice a step."""
 
-    def __init__(self, endpoints: list[str]) -> None:
-        self.endpoints = endpoints
-
-    def dispatch(self, blocks: list[VarBlock]) -> list[str]:
-        n, taken, out = len(self.endpoints), {}, []
-        for b in blocks:
-            used = taken.setdefault(b.param, set())
-            i = zlib.crc32(b.name.encode()) % n
-            while i in used:
+    def dispatch(self, varlist) -> list[str]:
+        n, taken, out = len(self._eps), {}, []
+        for b in varlist:
+            used = taken.setdefault(getattr(b, "param", None), set())
+            i = zlib.crc32(_name_of(b).encode()) % n
+            while i in used and len(used) < n:
                 i = (i + 1) % n
             used.add(i)
-            out.append(self.endpoints[i])
+            out.append(self._eps[i])
         return out
 
 

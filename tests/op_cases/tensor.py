@@ -74,3 +74,22 @@ case(
     no_grad=("Condition",),
     reference=lambda Condition, X, Y: {"Out": np.where(Condition, X, Y)},
 )
+case(
+    "slice",
+    {"Input": rand(5, 4, 3)},
+    attrs={"axes": [0, 2], "starts": [2, 0], "ends": [3, 2], "decrease_axis": [0]},
+    name="decrease",
+    reference=lambda Input, **a: {"Out": Input[2, :, 0:2]},
+)
+case(
+    "fill_constant_batch_size_like",
+    {"Input": rand(6, 2)},
+    attrs={"shape": [-1, 3], "value": 1.5, "dtype": "float32"},
+    reference=lambda Input, **a: {"Out": np.full((6, 3), 1.5)},
+)
+case(
+    "assign_value",
+    {},
+    attrs={"shape": [2, 2], "dtype": "int64", "int64_values": [1, 2, 3, 4]},
+    reference=lambda **a: {"Out": np.array([[1, 2], [3, 4]])},
+)
