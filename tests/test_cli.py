@@ -12,8 +12,8 @@ import pytest
 from fleetgraph.cli import main
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-FIT_A_LINE_SUMMARY = (
-    "block0: mul elementwise_add elementwise_sub square reduce_mean fill_constant reduce_mean_grad square_grad "
+FIT_A_LINE_SUMMARY = (  # examples/fit_a_line is seed 001, Fluid-spelled: layers.mean is a mean op
+    "block0: mul elementwise_add elementwise_sub square mean fill_constant mean_grad square_grad "
     "elementwise_sub_grad elementwise_add_grad mul_grad sgd sgd"
 )
 

@@ -22,13 +22,21 @@ from fleetgraph.ir import (
 
 
 def test_fit_a_line_op_sequence_matches_paddle_reference():
-    main, startup, *_ = fit_a_line_fluid()
+    """PaddlePaddle 3.3.1's for the 2.x spelling (paddle.mean: reduce_mean); Paddle 1.x and 2.x's
+    Fluid layers.mean is one `mean` op (fluid/layers/nn.py's mean appends type="mean")."""
+    main, startup, *_ = fit_a_line_2x()
     assert op_summary(main) == (
         "block0: mul elementwise_add elementwise_sub square reduce_mean fill_constant "
         "reduce_mean_grad square_grad elementwise_sub_grad elementwise_add_grad mul_grad "
         "sgd sgd"
     )
     assert op_summary(startup) == "block0: uniform_random fill_constant fill_constant"
+    fluid_main, *_ = fit_a_line_fluid()
+    assert op_summary(fluid_main) == (
+        "block0: mul elementwise_add elementwise_sub square mean fill_constant "
+        "mean_grad square_grad elementwise_sub_grad elementwise_add_grad mul_grad "
+        "sgd sgd"
+    )
 
 
 def test_names_follow_paddle_conventions():

@@ -6,7 +6,7 @@ from ..ir import FleetgraphError
 from ..ir.program import Variable
 from ._apply import apply_op
 from .helper import LayerHelper
-from .math import mean as _mean
+from .math import reduce_mean as _mean
 
 
 def square_error_cost(input, label):

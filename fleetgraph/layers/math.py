@@ -47,9 +47,10 @@ def softmax(input, axis=-1, use_cudnn=False, name=None):
     return apply_op("softmax", {"X": [input]}, {"axis": axis}, name=name)
 
 
-def mean(x, axis=None, keepdim=False, name=None):
-    """The mean of all elements (shape [1]) or along `axis`; emitted as reduce_mean, as Paddle does."""
-    return reduce_mean(x, dim=axis, keep_dim=keepdim, name=name)
+def mean(x, name=None):
+    """Fluid's `layers.mean`: the mean of all elements, shape [1], one `mean` op as Paddle 1.x and 2.x
+    emit it (2.x's `paddle.mean`, which takes an axis, is a reduce_mean)."""
+    return apply_op("mean", {"X": [x]}, name=name)
 
 
 def _reduce(op_type):
