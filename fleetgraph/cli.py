@@ -166,6 +166,7 @@ def _config(args: argparse.Namespace):
     config.mode = args.mode
     config.sync_mode = args.sync == "sync" and args.geo is None
     config.half_async = args.sync == "half_async"
+    config.runtime_split_send_recv = args.sync == "async" and args.geo is None
     config.geo_sgd_mode = args.geo is not None
     if args.geo is not None:
         if args.geo < 1:

@@ -343,7 +343,8 @@ STRATEGY_MODES = [
     (DistributedStrategyFactory.create_async_strategy(), ASYNC),
     (DistributedStrategyFactory.create_geo_strategy(update_frequency=400), GEO),
     (fluid_config(sync_mode=True), SYNC),
-    (fluid_config(sync_mode=False), ASYNC),
+    (fluid_config(sync_mode=False), HALF_ASYNC),  # Paddle 1.8: async needs runtime_split_send_recv too
+    (fluid_config(sync_mode=False, runtime_split_send_recv=True), ASYNC),
 ]
 
 

@@ -88,7 +88,9 @@ def test_sync_gradients_carry_the_trainer_suffix_and_pserver_sums_them():
 
 
 def test_async_sends_unsuffixed_gradients_without_barriers():
-    t = transpile(fit_a_line_fluid, sync_mode=False)
+    main, startup = fit_a_line_fluid()[:2]
+    t = DistributeTranspiler(config(sync_mode=False, runtime_split_send_recv=True))
+    t.transpile(0, program=main, pservers=TWO_PSERVERS, trainers=2, startup_program=startup)
     ops = t.get_trainer_program().global_block().ops
     assert not {"send_barrier", "fetch_barrier"} & {op.type for op in ops}
     assert "fc_0.w_0@GRAD" in var_names(t.get_trainer_program())
@@ -244,7 +246,12 @@ def test_sync_mode_has_one_source_of_truth():
     with pytest.raises(FleetgraphError, match="config.geo_sgd_mode needs sync_mode=False"):
         transpile(fit_a_line_fluid, sync_mode=True, geo_sgd_mode=True)
     assert transpile(fit_a_line_fluid, half_async=True).mode == 2  # unset sync_mode follows the config
-    assert transpile(fit_a_line_fluid, sync_mode=False).mode == 1
+    # Paddle 1.8: sync_mode=False alone is half-async (distributed_mode 2), async takes runtime_split_send_recv
+    assert transpile(fit_a_line_fluid, sync_mode=False).mode == 2
+    with pytest.raises(ValueError, match="runtime_split_send_recv=True needs config.sync_mode = False first"):
+        config(runtime_split_send_recv=True)
+    with pytest.raises(ValueError, match="set runtime_split_send_recv to False first"):
+        config(sync_mode=False, runtime_split_send_recv=True).sync_mode = True
 
 
 def test_getters_before_transpile_say_so():

@@ -21,7 +21,9 @@ from .ps_trainer import build_trainer_program, build_trainer_startup
 
 class DistributeTranspilerConfig:
     """Knobs of the transpile. `sync_mode` left unset follows `transpile(sync_mode=...)`, and is sync
-    unless half_async or geo_sgd_mode asks otherwise; set in both places it must agree."""
+    unless half_async or geo_sgd_mode asks otherwise; set in both places it must agree. Not sync, the
+    mode is half-async unless `runtime_split_send_recv` makes it async (Paddle 1.8's rule: its
+    distributed_mode 2 for sync_mode=False alone, 1 with runtime_split_send_recv=True), or GEO."""
 
     def __init__(self) -> None:
         self.slice_var_up = True
@@ -35,6 +37,7 @@ class DistributeTranspilerConfig:
         self.fuse_grad_size_in_MB = 32
         self.print_log = False
         self._sync_mode: bool | None = None
+        self._runtime_split_send_recv = False
 
     @property
     def sync_mode(self) -> bool:
@@ -42,7 +45,27 @@ class DistributeTranspilerConfig:
 
     @sync_mode.setter
     def sync_mode(self, value: bool) -> None:
+        if value is None:
+            raise ValueError("sync_mode can't be None")
+        if value and self._runtime_split_send_recv:
+            raise ValueError(
+                "sync_mode=True with runtime_split_send_recv=True: set runtime_split_send_recv to False first"
+            )
         self._sync_mode = bool(value)
+
+    @property
+    def runtime_split_send_recv(self) -> bool:
+        """Async mode (sync_mode=False first). Paddle then splits sends and receives at run time; our
+        trainer still splits with split_byref and concat ops (the same blocks on the wire)."""
+        return self._runtime_split_send_recv
+
+    @runtime_split_send_recv.setter
+    def runtime_split_send_recv(self, value: bool) -> None:
+        if value is None:
+            raise ValueError("runtime_split_send_recv can't be None")
+        if value and self._sync_mode is not False:
+            raise ValueError("runtime_split_send_recv=True needs config.sync_mode = False first")
+        self._runtime_split_send_recv = bool(value)
 
 
 def resolve_mode(config: DistributeTranspilerConfig, sync_mode: bool | None) -> int:
@@ -60,8 +83,12 @@ def resolve_mode(config: DistributeTranspilerConfig, sync_mode: bool | None) -> 
         raise FleetgraphError(f"transpile: config.{kind} needs sync_mode=False, got sync_mode=True")
     sync = explicit if explicit is not None else not (config.half_async or config.geo_sgd_mode)
     if sync:
+        if config.runtime_split_send_recv:
+            raise FleetgraphError("transpile: sync_mode=True but config.runtime_split_send_recv=True (async)")
         return SYNC
-    return GEO if config.geo_sgd_mode else HALF_ASYNC if config.half_async else ASYNC
+    if config.geo_sgd_mode:
+        return GEO
+    return ASYNC if config.runtime_split_send_recv and not config.half_async else HALF_ASYNC
 
 
 def parse_endpoints(text, what: str = "pservers") -> list[str]:

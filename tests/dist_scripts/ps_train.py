@@ -75,6 +75,8 @@ def main() -> None:
     config = DistributeTranspilerConfig()
     config.slice_var_up = not args.no_slice
     config.half_async = args.mode == "half_async"
+    if args.mode == "async":  # Paddle 1.8's async: sync_mode off and runtime_split_send_recv on
+        config.sync_mode, config.runtime_split_send_recv = False, True
     config.geo_sgd_mode = args.mode == "geo"
     config.geo_sgd_need_push_nums = args.k_steps
     trainer_id = int(args.who) if args.role == "trainer" else 0

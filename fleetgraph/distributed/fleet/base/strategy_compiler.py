@@ -40,6 +40,7 @@ def _from_strategy(strategy: DistributedStrategy, is_collective: bool) -> Distri
         return config
     mode = strategy.mode_name()
     config.sync_mode = mode == "sync"
+    config.runtime_split_send_recv = mode == "async"  # async, not Fluid's default half-async
     if mode == "geo":
         config.geo_sgd_mode = True
         config.geo_sgd_need_push_nums = strategy.k_steps

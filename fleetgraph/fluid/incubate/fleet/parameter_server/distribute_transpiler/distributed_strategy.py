@@ -138,7 +138,9 @@ class DistributedStrategy:
         if isinstance(config, DistributeTranspilerConfig):
             self._program_config = copy.copy(config)
         elif isinstance(config, dict):
-            known = [k for k in vars(self._program_config) if not k.startswith("_")] + ["sync_mode"]
+            self._program_config._runtime_split_send_recv = False  # the mode fields: _set_mode sets them again
+            known = [k for k in vars(self._program_config) if not k.startswith("_")]
+            known += ["sync_mode", "runtime_split_send_recv"]
             for key, value in config.items():
                 if key not in known:
                     raise FleetgraphError(
@@ -161,16 +163,19 @@ class DistributedStrategy:
 
 class SyncStrategy(DistributedStrategy):
     def _set_mode(self, config: DistributeTranspilerConfig) -> None:
+        config.runtime_split_send_recv = False
         config.sync_mode, config.half_async, config.geo_sgd_mode = True, False, False
 
 
 class AsyncStrategy(DistributedStrategy):
     def _set_mode(self, config: DistributeTranspilerConfig) -> None:
         config.sync_mode, config.half_async, config.geo_sgd_mode = False, False, False
+        config.runtime_split_send_recv = True  # as Paddle 1.8's AsyncStrategy: async, not half-async
 
 
 class HalfAsyncStrategy(DistributedStrategy):
     def _set_mode(self, config: DistributeTranspilerConfig) -> None:
+        config.runtime_split_send_recv = False
         config.sync_mode, config.half_async, config.geo_sgd_mode = False, True, False
 
 
@@ -184,6 +189,7 @@ class GeoStrategy(DistributedStrategy):
         super().__init__()
 
     def _set_mode(self, config: DistributeTranspilerConfig) -> None:
+        config.runtime_split_send_recv = False
         config.sync_mode, config.half_async, config.geo_sgd_mode = False, False, True
         config.geo_sgd_need_push_nums = self._update_frequency
 
