@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numbers
 
-from .ir import FleetgraphError, name_scope
+from .ir import FleetgraphError, FleetgraphTypeError, name_scope
 from .ir.program import Variable
 from .layers._apply import apply_op
 from .layers.math import elementwise_div, elementwise_max, elementwise_mul, reduce_sum, sqrt, square, sums
@@ -74,7 +74,7 @@ class ClipGradByValue(ClipGradBase):
 
     def __init__(self, max, min=None) -> None:
         if not isinstance(max, numbers.Real) or (min is not None and not isinstance(min, numbers.Real)):
-            raise FleetgraphError(f"ClipGradByValue: max and min expected floats, got max={max!r} min={min!r}")
+            raise FleetgraphTypeError(f"ClipGradByValue: max and min expected floats, got max={max!r} min={min!r}")
         self.max = float(max)
         self.min = -self.max if min is None else float(min)
         if self.min > self.max:

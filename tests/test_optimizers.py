@@ -291,3 +291,25 @@ def test_parameter_list_limits_what_is_trained():
         _, params_grads = paddle.fluid.optimizer.RMSPropOptimizer(0.01, parameter_list=[w]).minimize(loss)
     assert [p.name for p, _ in params_grads] == ["w"]
     assert [op.input("Param") for op in main.global_block().ops if op.type == "rmsprop"] == [["w"]]
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        lambda: paddle.optimizer.SGD(learning_rate="0.1"),
+        lambda: paddle.optimizer.Adam(0.1, parameters="fc_0.w_0"),
+        lambda: paddle.optimizer.Adam(0.1, parameters=[3]),
+        lambda: paddle.optimizer.Momentum(0.1, weight_decay="l2"),
+        lambda: paddle.optimizer.SGD(0.1).minimize("loss"),
+        lambda: paddle.distributed.fleet.distributed_optimizer(paddle.optimizer.SGD(0.1)).minimize(None),
+    ],
+    ids=["learning_rate", "parameters_str", "parameters_int", "weight_decay", "loss", "fleet_loss"],
+)
+def test_a_bad_argument_is_one_error_both_except_clauses_catch(bad):
+    """Paddle raises TypeError for these; ours is a FleetgraphError that is also a TypeError."""
+    import fleetgraph.distributed.fleet as fleet
+
+    fleet.init(is_collective=True)
+    with pytest.raises(paddle.FleetgraphError) as caught:
+        bad()
+    assert isinstance(caught.value, TypeError)

@@ -2,7 +2,17 @@
 
 from . import unique_name
 from .dtypes import DTYPES, convert_dtype
-from .errors import DTypeError, EOFException, FleetgraphError, KernelError, ShapeError, UnknownNameError, VerifyError
+from .errors import (
+    DTypeError,
+    EOFException,
+    FleetgraphError,
+    FleetgraphTypeError,
+    FleetgraphValueError,
+    KernelError,
+    ShapeError,
+    UnknownNameError,
+    VerifyError,
+)
 from .framework import (
     default_main_program,
     default_startup_program,
@@ -22,6 +32,8 @@ __all__ = [
     "DTypeError",
     "EOFException",
     "FleetgraphError",
+    "FleetgraphTypeError",
+    "FleetgraphValueError",
     "InferContext",
     "KernelError",
     "OpDef",

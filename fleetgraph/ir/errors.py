@@ -10,6 +10,14 @@ class FleetgraphError(Exception):
     """Base class of every error fleetgraph raises on purpose."""
 
 
+class FleetgraphTypeError(FleetgraphError, TypeError):
+    """An argument of the wrong type, where Paddle raises TypeError: both `except`s catch it."""
+
+
+class FleetgraphValueError(FleetgraphError, ValueError):
+    """An argument of the right type and a wrong value, where Paddle raises ValueError."""
+
+
 class ShapeError(FleetgraphError, ValueError):
     """A shape does not fit what an op or a feed expects."""
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 import math
 import numbers
 
+from ..ir.errors import FleetgraphTypeError
+
 __all__ = [
     "CosineAnnealingDecay",
     "ExponentialDecay",
@@ -33,7 +35,7 @@ class LRScheduler:
 
     def __init__(self, learning_rate=0.1, last_epoch=-1, verbose=False) -> None:
         if not isinstance(learning_rate, numbers.Real) or isinstance(learning_rate, bool):
-            raise TypeError(
+            raise FleetgraphTypeError(
                 f"{type(self).__name__}: learning_rate expected a float, got {type(learning_rate).__name__}"
             )
         self.base_lr = float(learning_rate)
@@ -143,7 +145,7 @@ class LinearWarmup(LRScheduler):
 
     def __init__(self, learning_rate, warmup_steps, start_lr, end_lr, last_epoch=-1, verbose=False) -> None:
         if not isinstance(learning_rate, (numbers.Real, LRScheduler)) or isinstance(learning_rate, bool):
-            raise TypeError(
+            raise FleetgraphTypeError(
                 f"LinearWarmup: learning_rate expected a float or an LRScheduler, got {type(learning_rate).__name__}"
             )
         if not isinstance(warmup_steps, int) or warmup_steps <= 0:
@@ -218,7 +220,7 @@ class StepDecay(LRScheduler):
 class LambdaDecay(LRScheduler):
     def __init__(self, learning_rate, lr_lambda, last_epoch=-1, verbose=False) -> None:
         if not callable(lr_lambda):
-            raise TypeError(f"LambdaDecay: lr_lambda expected a function, got {type(lr_lambda).__name__}")
+            raise FleetgraphTypeError(f"LambdaDecay: lr_lambda expected a function, got {type(lr_lambda).__name__}")
         self.lr_lambda = lr_lambda
         super().__init__(learning_rate, last_epoch, verbose)
 
@@ -229,7 +231,9 @@ class LambdaDecay(LRScheduler):
 class MultiplicativeDecay(LRScheduler):
     def __init__(self, learning_rate, lr_lambda, last_epoch=-1, verbose=False) -> None:
         if not callable(lr_lambda):
-            raise TypeError(f"MultiplicativeDecay: lr_lambda expected a function, got {type(lr_lambda).__name__}")
+            raise FleetgraphTypeError(
+                f"MultiplicativeDecay: lr_lambda expected a function, got {type(lr_lambda).__name__}"
+            )
         self.lr_lambda = lr_lambda
         super().__init__(learning_rate, last_epoch, verbose)
 

@@ -6,7 +6,7 @@ import numbers
 
 from ..clip import ClipGradBase
 from ..initializer import Constant
-from ..ir import FleetgraphError, unique_name
+from ..ir import FleetgraphError, FleetgraphTypeError, unique_name
 from ..ir.framework import default_main_program, default_startup_program
 from ..ir.program import Parameter, Program, Variable
 from ..regularizer import L2Decay, WeightDecayRegularizer
@@ -32,23 +32,27 @@ class Optimizer:
         parameter_list=None,
     ) -> None:
         if isinstance(learning_rate, bool) or not isinstance(learning_rate, (numbers.Real, Variable, LRScheduler)):
-            raise TypeError(
+            raise FleetgraphTypeError(
                 f"{type(self).__name__}: learning_rate expected a float, a schedule's Variable or an "
                 f"LRScheduler, got {type(learning_rate).__name__} {learning_rate!r}"
             )
         if grad_clip is not None and not isinstance(grad_clip, ClipGradBase):
-            raise TypeError(
+            raise FleetgraphTypeError(
                 f"{type(self).__name__}: grad_clip expected ClipGradByValue, ClipGradByNorm or ClipGradByGlobalNorm "
                 f"(fluid.clip.GradientClipBy*), got {type(grad_clip).__name__}"
             )
         self._grad_clip = grad_clip
         is_number = isinstance(learning_rate, numbers.Real)
         self._learning_rate = float(learning_rate) if is_number else learning_rate
-        self._parameter_list = parameters if parameters is not None else parameter_list
+        self._parameter_list = _parameters(
+            type(self).__name__, parameters if parameters is not None else parameter_list
+        )
         decay = weight_decay if weight_decay is not None else regularization
         self.regularization = L2Decay(decay) if isinstance(decay, numbers.Real) else decay
         if self.regularization is not None and not isinstance(self.regularization, WeightDecayRegularizer):
-            raise TypeError(f"{type(self).__name__}: weight_decay expected a float, L2Decay or L1Decay, got {decay!r}")
+            raise FleetgraphTypeError(
+                f"{type(self).__name__}: weight_decay expected a float, L2Decay or L1Decay, got {decay!r}"
+            )
         self._lr_vars: dict[int, Variable] = {}
         self._accumulators: dict[tuple[str, str], Variable] = {}
         self.helper_name = name or unique_name.generate(type(self).__name__.lower())
@@ -75,7 +79,12 @@ class Optimizer:
         parameter_list=None,
     ):
         """Append backward, regularization and optimize ops; returns (optimize_ops, params_grads)."""
-        params_grads = self.backward(loss, startup_program, parameters or parameter_list, no_grad_set)
+        if not isinstance(loss, Variable):
+            raise FleetgraphTypeError(
+                f"{type(self).__name__}.minimize: loss expected a Variable, got {type(loss).__name__}"
+            )
+        parameters = _parameters(f"{type(self).__name__}.minimize", parameters or parameter_list)
+        params_grads = self.backward(loss, startup_program, parameters, no_grad_set)
         optimize_ops = self.apply_optimize(loss, startup_program, params_grads)
         return optimize_ops, params_grads
 
@@ -158,6 +167,20 @@ class Optimizer:
             Constant(fill)(twin, startup.global_block())
             self._accumulators[key] = var
         return self._accumulators[key]
+
+
+def _parameters(what: str, value):
+    """None, or a list of the parameters (Parameters or their names) to train."""
+    if value is None:
+        return None
+    if isinstance(value, (str, Variable)) or not isinstance(value, (list, tuple, set)):
+        raise FleetgraphTypeError(
+            f"{what}: parameters expected a list of Parameters (or their names), got {type(value).__name__}"
+        )
+    bad = [v for v in value if not isinstance(v, (str, Variable))]
+    if bad:
+        raise FleetgraphTypeError(f"{what}: parameters expected Parameters or names, got {type(bad[0]).__name__}")
+    return list(value)
 
 
 class SGD(Optimizer):

@@ -7,7 +7,7 @@ import enum
 
 from ..executor.parallel import DataParallel, cpu_num
 from ..executor.place import CUDAPlace
-from ..ir import FleetgraphError, Program
+from ..ir import FleetgraphError, FleetgraphTypeError, Program
 
 
 class BuildStrategy:
@@ -68,7 +68,7 @@ class CompiledProgram:
     def __init__(self, program_or_graph, build_strategy=None) -> None:
         program = getattr(program_or_graph, "_program", program_or_graph)
         if not isinstance(program, Program):
-            raise TypeError(f"CompiledProgram: expected a Program, got {type(program_or_graph).__name__}")
+            raise FleetgraphTypeError(f"CompiledProgram: expected a Program, got {type(program_or_graph).__name__}")
         self._program = program
         self._build_strategy = build_strategy or BuildStrategy()
         self._exec_strategy = None

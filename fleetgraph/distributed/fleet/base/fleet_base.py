@@ -5,16 +5,18 @@
   2. keeps a copy of that program (the single-process program: inference models are pruned from it);
   3. transpiles the copy for this role with a config made from the strategy; the transpiler rewrites
      the startup program in place, as Paddle's does;
-  4. makes the transpiled trainer program the loss's program, in place, so scripts that run
-     `default_main_program()` afterwards run the trainer program (as with Paddle's fleet);
-  5. on a server, builds this server's main and startup programs for init_server / run_server.
+  4. on a worker, makes the transpiled trainer program the loss's program, in place, so scripts that
+     run `default_main_program()` afterwards run the trainer program (as with Paddle's fleet);
+  5. on a server, makes this server's programs the loss's and the startup program, in place
+     (`default_main_program()` is then the listen_and_serv program, as Paddle's), for init_server
+     and run_server.
 """
 
 from __future__ import annotations
 
 from ....data import set_file_shard, set_worker_allreduce, set_worker_exchange
 from ....executor import CPUPlace, Executor, global_scope
-from ....ir import FleetgraphError, Program, default_startup_program
+from ....ir import FleetgraphError, FleetgraphTypeError, Program, default_startup_program
 from ....ir.program import Variable
 from ....persistence import save_inference_model as _save_inference_model
 from ....persistence import save_vars
@@ -49,7 +51,7 @@ class Fleet:
         if role_maker is None:
             role_maker = PaddleCloudRoleMaker(is_collective=is_collective)
         elif not isinstance(role_maker, RoleMakerBase):
-            raise TypeError(
+            raise FleetgraphTypeError(
                 "fleet.init: role_maker expected a PaddleCloudRoleMaker or UserDefinedRoleMaker, got "
                 f"{type(role_maker).__name__}"
             )
@@ -159,11 +161,14 @@ class Fleet:
                 trainers=role.worker_num(),
                 startup_program=startup,
             )
-        _replace_program(program, t.get_trainer_program())  # step 4
         self._transpiler, self._origin_program = t, origin
         self._main_program, self._startup_program = program, startup
-        if role.is_server():  # step 5
-            self._main_program, self._startup_program = t.get_pserver_programs(role.current_endpoint())
+        if role.is_server():  # step 5: the loss's programs become this server's, as Paddle's
+            server_main, server_startup = t.get_pserver_programs(role.current_endpoint())
+            _replace_program(program, server_main)
+            _replace_program(startup, server_startup)
+        else:  # step 4
+            _replace_program(program, t.get_trainer_program())
         return result
 
     # -- servers ---------------------------------------------------------------------------------
@@ -258,13 +263,15 @@ class DistributedOptimizer:
         if isinstance(optimizer, DistributedOptimizer):
             raise FleetgraphError("fleet.distributed_optimizer: the optimizer is already distributed")
         if not callable(getattr(optimizer, "minimize", None)):
-            raise TypeError(f"fleet.distributed_optimizer: expected an optimizer, got {type(optimizer).__name__}")
+            raise FleetgraphTypeError(
+                f"fleet.distributed_optimizer: expected an optimizer, got {type(optimizer).__name__}"
+            )
         self._fleet, self.inner_opt, self.user_defined_strategy = fleet, optimizer, strategy
 
     def minimize(self, loss, startup_program=None, parameter_list=None, no_grad_set=None):
         """(optimize_ops, params_grads) of the wrapped optimizer; the loss's program is the role's program after."""
         if not isinstance(loss, Variable):
-            raise TypeError(f"minimize: loss expected a Variable, got {type(loss).__name__}")
+            raise FleetgraphTypeError(f"minimize: loss expected a Variable, got {type(loss).__name__}")
         return self._fleet._minimize(
             self.inner_opt, self.user_defined_strategy, loss, startup_program, parameter_list, no_grad_set
         )
