@@ -7,7 +7,7 @@ import pytest
 
 import fleetgraph as paddle
 import fleetgraph.fluid as fluid
-from fleetgraph.ir import Program, program_guard, unique_name
+from fleetgraph.ir import Program, ShapeError, program_guard, unique_name
 
 
 def _run(build, feed=None):
@@ -120,3 +120,16 @@ def test_prune_with_input_keeps_what_the_targets_need_from_the_feeds():
     pruned = main._prune_with_input([hidden.name], [out])
     assert [op.type for op in pruned.global_block().ops] == ["mul", "elementwise_add"]
     assert [op.idx for op in main.global_block().ops] == list(range(len(main.global_block().ops)))
+
+
+def test_fluid_layers_data_takes_any_shape_its_ops_can_run_while_fluid_data_checks():
+    """Paddle 1.x checks feeds only of fluid.data (need_check_feed); layers.data's go as they are."""
+    x = np.ones((2, 1, 3), "float32")
+    (out,) = _run(lambda: (fluid.layers.scale(fluid.layers.data(name="x", shape=[3]), 2.0),), {"x": x})
+    assert out.shape == (2, 1, 3) and (out == 2).all()
+    with pytest.raises(ShapeError, match="feed 'y': expected shape"):
+        _run(lambda: (fluid.layers.scale(fluid.data(name="y", shape=[None, 3]), 2.0),), {"y": x})
+    main, startup = Program(), Program()
+    with program_guard(main, startup):
+        fluid.data(name="z", shape=[None, 3])
+    assert main.clone().global_block().var("z").need_check_feed

@@ -319,3 +319,10 @@ def test_a_decay_schedule_runs_on_every_pserver_first_of_its_optimize_blocks():
         assert serve.attrs["optimize_blocks"][0] == lr_block
         assert [op.type for op in main.block(lr_block).ops][:2] == ["increment", "cast"]
         assert "@LR_DECAY_COUNTER@" in [n for op in startup.global_block().ops for n in op.output_arg_names]
+
+
+def test_a_pserver_that_holds_no_parameter_gets_an_empty_optimize_block_as_paddles():
+    t = transpile(fit_a_line_fluid, pservers="127.0.0.1:6174,127.0.0.1:6175,127.0.0.1:6176", sync_mode=True)
+    main, _ = t.get_pserver_programs("127.0.0.1:6176")
+    assert op_summary(main).splitlines() == ["block0: listen_and_serv", "block1: "]
+    assert main.global_block().ops[0].attrs["optimize_blocks"] == [1]

@@ -466,6 +466,8 @@ def _check_array(var: Variable, value) -> np.ndarray:
         except (TypeError, ValueError) as e:
             raise DTypeError(f"feed {var.name!r}: expected shape {want}, got {type(value).__name__} ({e})") from None
     shape = array.shape
+    if not var.need_check_feed:  # fluid.layers.data: Paddle checks only fluid.data's and static.data's feeds
+        return array
     if len(shape) != len(var.shape) or any(d != -1 and d != s for d, s in zip(var.shape, shape)):
         raise ShapeError(f"feed {var.name!r}: expected shape {want}, got {tuple(shape)} {array.dtype.name}")
     return array

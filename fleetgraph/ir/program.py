@@ -61,6 +61,7 @@ class Variable:
         persistable: bool = False,
         stop_gradient: bool = False,
         is_data: bool = False,
+        need_check_feed: bool = False,
     ) -> None:
         if type not in VarType.ALL:
             raise FleetgraphError(f"variable {name!r}: unknown type {type!r}; expected one of {VarType.ALL}")
@@ -73,6 +74,7 @@ class Variable:
         self.persistable = bool(persistable)
         self.stop_gradient = bool(stop_gradient)
         self.is_data = bool(is_data)
+        self.need_check_feed = bool(need_check_feed)  # fluid.data / static.data: feeds checked against the shape
 
     @property
     def ndim(self) -> int:
@@ -91,7 +93,8 @@ class Variable:
 
     def to_dict(self) -> dict:
         d = {"name": self.name, "shape": list(self.shape), "dtype": self.dtype, "type": self.type}
-        for key, default in (("lod_level", 0), ("persistable", False), ("stop_gradient", False), ("is_data", False)):
+        defaults = (("lod_level", 0), ("persistable", False), ("stop_gradient", False), ("is_data", False))
+        for key, default in (*defaults, ("need_check_feed", False)):
             if getattr(self, key) != default:
                 d[key] = getattr(self, key)
         return d

@@ -55,7 +55,8 @@ def program_from_dict(data: dict, *, _keep_param_attrs_from: Program | None = No
 
 
 def _var_from_dict(block: Block, vd: dict, source: Program | None) -> Variable:
-    kw = {k: vd[k] for k in ("type", "lod_level", "persistable", "stop_gradient", "is_data") if k in vd}
+    names = ("type", "lod_level", "persistable", "stop_gradient", "is_data", "need_check_feed")
+    kw = {k: vd[k] for k in names if k in vd}
     if "parameter" not in vd:
         return Variable(block, vd["name"], vd["shape"], vd["dtype"], **kw)
     pd = vd["parameter"]

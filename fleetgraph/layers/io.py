@@ -10,7 +10,9 @@ def data(name: str, shape, dtype="float32", lod_level: int = 0) -> Variable:
     """`paddle.static.data`: the shape is given in full; None or -1 marks a dimension known at run time."""
     shape = [-1 if d is None else int(d) for d in shape]
     block = default_main_program().global_block()
-    return block.create_var(name, shape, dtype, lod_level=lod_level, is_data=True, stop_gradient=True)
+    return block.create_var(
+        name, shape, dtype, lod_level=lod_level, is_data=True, stop_gradient=True, need_check_feed=True
+    )
 
 
 def fluid_data(
@@ -22,7 +24,9 @@ def fluid_data(
     type=VarType.DENSE_TENSOR,
     stop_gradient: bool = True,
 ) -> Variable:
-    """`fluid.layers.data`: a batch dimension is prepended unless the shape already has a -1 or None."""
+    """`fluid.layers.data`: a batch dimension is prepended unless the shape already has a -1 or None.
+    As Paddle 1.x's, a feed is not checked against the shape (its dtype is): an op that cannot take
+    the fed shape says so when it runs."""
     shape = [-1 if d is None else int(d) for d in shape]
     if append_batch_size and -1 not in shape:
         shape = [-1] + shape

@@ -74,6 +74,9 @@ def build_pserver_program(program: Program, plan: DistPlan, endpoint: str) -> Pr
         pserver._rollback()
         optimize_blocks.append(sub.idx)
         grad_to_block.append(f"{_merged_grad(plan, p, b)}:{sub.idx}")
+    if not optimize_blocks:  # a pserver that holds nothing: one empty optimize block, as Paddle's
+        optimize_blocks.append(pserver._create_block(0).idx)
+        pserver._rollback()
     root.append_op(
         "listen_and_serv",
         attrs={  # step 5
