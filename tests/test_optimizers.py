@@ -313,3 +313,31 @@ def test_a_bad_argument_is_one_error_both_except_clauses_catch(bad):
     with pytest.raises(paddle.FleetgraphError) as caught:
         bad()
     assert isinstance(caught.value, TypeError)
+
+
+def test_exponential_moving_average_applies_bias_corrected_averages_and_restores():
+    import fleetgraph.fluid as fluid
+    from fleetgraph.ir import Program, program_guard, unique_name
+
+    main, startup = Program(), Program()
+    with program_guard(main, startup), unique_name.guard():
+        x = fluid.layers.data(name="x", shape=[13])
+        y = fluid.layers.data(name="y", shape=[1])
+        pred = fluid.layers.fc(x, size=1, param_attr=fluid.ParamAttr(name="w"), bias_attr=fluid.ParamAttr(name="b"))
+        loss = fluid.layers.mean(fluid.layers.square_error_cost(pred, y))
+        fluid.optimizer.SGD(0.1).minimize(loss)
+        ema = fluid.optimizer.ExponentialMovingAverage(0.9)
+        ema.update()
+    scope = paddle.static.Scope()
+    exe = fluid.Executor()
+    exe.run(startup, scope=scope)
+    average, seen = np.zeros((13, 1)), []
+    with paddle.static.scope_guard(scope):
+        for _ in range(4):
+            exe.run(main, feed={"x": X, "y": Y})
+            seen.append(np.array(scope.vars["w"], np.float64))
+            average = 0.9 * average + 0.1 * seen[-1]
+        with ema.apply(exe):
+            np.testing.assert_allclose(scope.vars["w"], average / (1 - 0.9**4), rtol=1e-5)
+        np.testing.assert_array_equal(scope.vars["w"], seen[-1].astype("float32"))  # restored
+    assert {"/moving_average/"} == {op.attrs.get("op_namescope") for op in main.global_block().ops[-10:]} - {None}

@@ -1,6 +1,7 @@
 """`fluid.optimizer`: Fluid's class names (`AdamOptimizer`) and their short aliases (`Adam`)."""
 
 from ..optimizer import SGD, Adadelta, Adagrad, Adam, Adamax, Lamb, Momentum, Optimizer, RMSProp
+from ..optimizer.ema import ExponentialMovingAverage
 from ..optimizer.optimizer import DecayedAdagrad, Ftrl
 
 SGDOptimizer, MomentumOptimizer, AdagradOptimizer, AdamOptimizer = SGD, Momentum, Adagrad, Adam
@@ -19,6 +20,7 @@ __all__ = [
     "AdamaxOptimizer",
     "DecayedAdagrad",
     "DecayedAdagradOptimizer",
+    "ExponentialMovingAverage",
     "Ftrl",
     "FtrlOptimizer",
     "Lamb",

@@ -5,6 +5,7 @@ from ..executor.place import CPUPlace, CUDAPlace
 from ..ir import Parameter, Program, Variable, default_main_program, default_startup_program, name_scope, program_guard
 from ..layers.io import data
 from ..layers.nn import accuracy, auc
+from ..optimizer.ema import ExponentialMovingAverage
 from ..persistence import load, save
 from ..persistence import static_load_inference_model as load_inference_model
 from ..persistence import static_save_inference_model as save_inference_model
@@ -26,6 +27,7 @@ __all__ = [
     "CUDAPlace",
     "CompiledProgram",
     "ExecutionStrategy",
+    "ExponentialMovingAverage",
     "Executor",
     "Parameter",
     "Program",
