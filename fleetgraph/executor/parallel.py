@@ -55,7 +55,7 @@ def cpu_num() -> int:
 
 class DataParallel:
     """A program split into its per-replica part (forward, backward) and its once-per-step part
-    (optimize, learning-rate schedule), prepared for one program version."""
+    (`_ONCE`: the updates, a schedule, a trainer's communication), prepared for one program version."""
 
     def __init__(self, program: Program, replicas: int) -> None:
         self.program, self.replicas = program, replicas
@@ -64,7 +64,8 @@ class DataParallel:
         block = self.once.global_block()
         read = {n for op in block.ops for n in op.input_arg_names}
         # what the replicas compute for the step's updates: the gradients (their inputs, averaged)
-        self.grads = sorted(n for n in read & _computed(self.replica) if not block.var(n).persistable)
+        self.computed = _computed(self.replica)
+        self.grads = sorted(n for n in read & self.computed if not block.var(n).persistable)
         for grad in self.grads:
             block.var(grad).is_data = True
         self.version = program._version
@@ -93,10 +94,9 @@ class DataParallel:
             scope.vars[name] = envs[0][name]
         for name in once_plan.persist_outputs:
             scope.vars[name] = main[name]
-        computed = _computed(self.replica)  # step 5
-        out = []
+        out = []  # step 5
         for name in fetch_names:
-            if name not in computed:
+            if name not in self.computed:
                 out.append(_fetched(main, name, self.program, return_numpy))
                 continue
             holding = [env for env in envs if env.get(name) is not None] or envs[:1]  # none: _fetched says why

@@ -10,7 +10,9 @@ Steps of `build_pserver_program`:
      trainers' gradient copies and scales by 1/trainers; GEO only adds the pushed delta;
   4. a learning-rate schedule's ops (LRSched, not per parameter) go to one more sub-block, first of
      the optimize blocks as Paddle's lr_decay_block: the pserver runs it once per optimization round
-     (sync: once per step), so its step counter advances as a single process's does;
+     (sync: once per step), so its step counter advances as a single process's does; a
+     paddle.optimizer.lr scheduler's rate, which the trainers send, gets a block that sets it (the
+     trainers' mean in sync), fed like a gradient so that it runs before the optimizers;
   5. block 0's one op: listen_and_serv, naming the endpoint, Fanin (trainers), the mode, the optimize
      blocks, the lr decay block and which received variable feeds which block.
 
