@@ -6,6 +6,7 @@
 from . import (
     dataset,
     distributed,
+    incubate,
     initializer,
     io,
     layers,
@@ -114,6 +115,7 @@ __all__ = [
     "full",
     "global_scope",
     "in_dynamic_mode",
+    "incubate",
     "initializer",
     "io",
     "layers",

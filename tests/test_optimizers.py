@@ -341,3 +341,26 @@ def test_exponential_moving_average_applies_bias_corrected_averages_and_restores
             np.testing.assert_allclose(scope.vars["w"], average / (1 - 0.9**4), rtol=1e-5)
         np.testing.assert_array_equal(scope.vars["w"], seen[-1].astype("float32"))  # restored
     assert {"/moving_average/"} == {op.attrs.get("op_namescope") for op in main.global_block().ops[-10:]} - {None}
+
+
+def test_lookahead_moves_the_slow_weights_every_k_steps_as_numpy():
+    import fleetgraph.fluid as fluid
+
+    k, alpha, lr = 2, 0.5, 0.1
+    make = lambda: fluid.optimizer.LookaheadOptimizer(fluid.optimizer.SGD(lr), alpha=alpha, k=k)  # noqa: E731
+    got_w, got_b = _fleetgraph_steps(make(), steps=5)
+    slow = {}
+
+    def update(p, g, s, t):
+        key = "w" if p.size > 1 else "b"
+        slow.setdefault(key, p.copy())
+        fast = p - lr * g
+        if t % k == 0:
+            slow[key] = alpha * fast + (1 - alpha) * slow[key]
+            fast = slow[key].copy()
+        return fast
+
+    want_w, want_b = _numpy_steps(update, steps=5)
+    np.testing.assert_allclose(got_w, want_w, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(got_b, want_b, rtol=1e-5, atol=1e-6)
+    assert paddle.incubate.optimizer.LookAhead is fluid.optimizer.LookaheadOptimizer

@@ -2,6 +2,7 @@
 
 from ..optimizer import SGD, Adadelta, Adagrad, Adam, Adamax, Lamb, Momentum, Optimizer, RMSProp
 from ..optimizer.ema import ExponentialMovingAverage
+from ..optimizer.lookahead import LookaheadOptimizer
 from ..optimizer.optimizer import DecayedAdagrad, Ftrl
 
 SGDOptimizer, MomentumOptimizer, AdagradOptimizer, AdamOptimizer = SGD, Momentum, Adagrad, Adam
@@ -25,6 +26,7 @@ __all__ = [
     "FtrlOptimizer",
     "Lamb",
     "LambOptimizer",
+    "LookaheadOptimizer",
     "Momentum",
     "MomentumOptimizer",
     "Optimizer",

@@ -1,0 +1,5 @@
+"""`paddle.incubate`: the optimizers Paddle 2.x keeps there (LookAhead)."""
+
+from . import optimizer
+
+__all__ = ["optimizer"]

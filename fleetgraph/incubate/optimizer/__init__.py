@@ -1,0 +1,5 @@
+"""`paddle.incubate.optimizer`."""
+
+from ...optimizer.lookahead import LookAhead
+
+__all__ = ["LookAhead"]

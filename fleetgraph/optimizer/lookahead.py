@@ -1,0 +1,65 @@
+"""Lookahead (`fluid.optimizer.LookaheadOptimizer`, `paddle.incubate.optimizer.LookAhead`): an inner
+optimizer moves the parameters (the fast weights); every k steps the slow weights move alpha of the
+way to them, and the fast weights restart from there.
+
+As Paddle's: `param@SLOW` starts as a copy of the parameter (an assign in the startup program, after
+its init), a step counter `lookahead_step` counts the steps, and at each k-th step
+slow = alpha * fast + (1 - alpha) * slow is written to both. The ops follow the inner optimizer's, as
+optimize ops (so data-parallel replicas run them once per step); Paddle picks the k-th step with a
+Switch, these with `where`.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+from ..ir import FleetgraphTypeError, FleetgraphValueError, OpRole
+from ..ir.framework import default_startup_program
+from ..ir.program import Variable
+from ..layers._apply import apply_op
+from ..layers.math import elementwise_add, scale
+from ..layers.tensor import assign, create_global_var
+
+
+class LookAhead:
+    def __init__(self, inner_optimizer, alpha=0.5, k=5, name=None) -> None:
+        if not callable(getattr(inner_optimizer, "minimize", None)):
+            raise FleetgraphTypeError(f"LookAhead: inner_optimizer expected an optimizer, got {inner_optimizer!r}")
+        if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) or not 0.0 <= alpha <= 1.0:
+            raise FleetgraphValueError(f"LookAhead: alpha expected a float in [0, 1], got {alpha!r}")
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise FleetgraphValueError(f"LookAhead: k expected a positive int, got {k!r}")
+        self.inner_optimizer, self.alpha, self.k = inner_optimizer, float(alpha), k
+
+    def minimize(self, loss, startup_program=None, parameters=None, no_grad_set=None, parameter_list=None):
+        if not isinstance(loss, Variable):
+            raise FleetgraphTypeError(f"LookAhead.minimize: loss expected a Variable, got {type(loss).__name__}")
+        result = self.inner_optimizer.minimize(
+            loss, startup_program, parameters=parameters, no_grad_set=no_grad_set, parameter_list=parameter_list
+        )
+        program = loss.block.program
+        startup = (startup_program or default_startup_program()).global_block()
+        params = [p for p in program.global_block().all_parameters() if p.trainable]
+        with program._op_role_guard(OpRole.Optimize):
+            step = create_global_var([1], 0.0, "float32", persistable=True, name="lookahead_step")
+            program.global_block().append_op("increment", {"X": [step]}, {"Out": [step]}, {"step": 1.0})
+            whole = apply_op("floor", {"X": [scale(step, 1.0 / self.k)]})
+            at_k = apply_op("equal", {"X": [step], "Y": [scale(whole, float(self.k))]}, dtype="bool")  # step % k == 0
+            for param in params:
+                slow = program.global_block().create_var(
+                    f"{param.name}@SLOW", param.shape, param.dtype, persistable=True
+                )
+                twin = startup.create_var(slow.name, param.shape, param.dtype, persistable=True)
+                startup.append_op("assign", {"X": [param.name]}, {"Out": [twin]})
+                moved = elementwise_add(scale(param, self.alpha), scale(slow, 1.0 - self.alpha))
+                assign(apply_op("where", {"Condition": [at_k], "X": [moved], "Y": [slow]}), slow)
+                assign(apply_op("where", {"Condition": [at_k], "X": [moved], "Y": [param]}), param)
+        return result
+
+    def __getattr__(self, name):
+        if name == "inner_optimizer":
+            raise AttributeError(name)
+        return getattr(self.inner_optimizer, name)
+
+
+LookaheadOptimizer = LookAhead
