@@ -364,3 +364,28 @@ def test_lookahead_moves_the_slow_weights_every_k_steps_as_numpy():
     np.testing.assert_allclose(got_w, want_w, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(got_b, want_b, rtol=1e-5, atol=1e-6)
     assert paddle.incubate.optimizer.LookAhead is fluid.optimizer.LookaheadOptimizer
+
+
+def test_exponential_moving_average_with_thres_steps_warms_its_decay_up():
+    import fleetgraph.fluid as fluid
+    from fleetgraph.ir import Program, program_guard, unique_name
+
+    main, startup = Program(), Program()
+    with program_guard(main, startup), unique_name.guard():
+        x = fluid.layers.data(name="x", shape=[13])
+        y = fluid.layers.data(name="y", shape=[1])
+        pred = fluid.layers.fc(x, size=1, param_attr=fluid.ParamAttr(name="w"), bias_attr=False)
+        fluid.optimizer.SGD(0.1).minimize(fluid.layers.mean(fluid.layers.square_error_cost(pred, y)))
+        step = fluid.layers.autoincreased_step_counter(begin=1)
+        ema = fluid.optimizer.ExponentialMovingAverage(0.9, thres_steps=step)
+        ema.update()
+    scope = paddle.static.Scope()
+    exe = fluid.Executor()
+    exe.run(startup, scope=scope)
+    average = np.zeros((13, 1))
+    for t in range(1, 4):
+        exe.run(main, feed={"x": X, "y": Y}, scope=scope)
+        decay = min(0.9, (1 + t) / (10 + t))
+        average = decay * average + (1 - decay) * np.array(scope.vars["w"], np.float64)
+    (ema_name,) = [n for n in scope.vars if n.startswith("w.ema")]
+    np.testing.assert_allclose(scope.vars[ema_name], average, rtol=1e-5)
