@@ -41,18 +41,55 @@ def role_dump(build, pservers=TWO_PSERVERS, trainers=2, **kw) -> str:
         ]
     for ep in pservers.split(","):
         main, startup = t.get_pserver_programs(ep)
-        lines += [f"pserver {ep} main:", op_summary(main), f"pserver {ep} startup:", op_summary(startup)]
+        mode = main.global_block().ops[0].attrs["distributed_mode"]  # async and half-async differ only here
+        lines += [f"pserver {ep} main (distributed_mode {mode}):", op_summary(main)]
+        lines += [f"pserver {ep} startup:", op_summary(startup)]
     return "\n".join(lines) + "\n"
 
 
+def paddle_reference_dump(build, label: str, pservers=TWO_PSERVERS, trainers=2, **kw) -> str:
+    """Every role's programs and trainer 0's var mappings in the layout of the files PaddlePaddle
+    3.3.1 wrote for seed 001's model (tests/golden/paddle/fit_a_line_{sync,async}.txt are those files)."""
+
+    def shaped(vs):
+        return [f"{v.name}{list(v.shape)}" for v in vs]
+
+    main, startup = build()[:2]
+    lines = [f"==== {label} (pservers={pservers}, trainers={trainers}, config={{}}) ====", "origin main:"]
+    lines += [op_summary(main), "origin startup:", op_summary(startup)]
+    for trainer_id in range(trainers):
+        t = transpile(build, trainer_id, pservers, trainers, **kw)
+        lines += [f"trainer{trainer_id} main:", op_summary(t.get_trainer_program())]
+        lines += [f"trainer{trainer_id} startup:", op_summary(t.get_trainer_startup_program())]
+        if trainer_id == 0:
+            eps = {ep: {k: [v.name for v in vs] for k, vs in d.items()} for ep, d in t.param_grad_ep_mapping.items()}
+            lines += [
+                f"param_var_mapping: { {k: shaped(vs) for k, vs in t.param_var_mapping.items()} }",
+                f"grad_var_mapping: { {k: shaped(vs) for k, vs in t.grad_var_mapping.items()} }",
+                f"param_grad_ep_mapping: {eps}",
+            ]
+    for ep in pservers.split(","):
+        server_main, server_startup = t.get_pserver_programs(ep)
+        lines += [f"pserver {ep} main:", op_summary(server_main), f"pserver {ep} startup:", op_summary(server_startup)]
+    return "\n".join(lines) + "\n"
+
+
+def check_paddle_golden(name: str, text: str) -> None:
+    """Compare with tests/golden/paddle/<name>.txt, a file PaddlePaddle wrote (never rewritten here)."""
+    path = os.path.join(GOLDEN, "paddle", name + ".txt")
+    with open(path) as f:
+        assert text == f.read(), f"{name}: transpiled programs differ from PaddlePaddle's {path}"
+
+
 def check_golden(name: str, text: str) -> None:
-    """Compare with tests/golden/<name>.txt; FLEETGRAPH_UPDATE_GOLDEN=1 rewrites it instead."""
-    path = os.path.join(GOLDEN, name + ".txt")
+    """Compare with the regression snapshot tests/golden/snapshots/<name>.txt, our own earlier output
+    (no PaddlePaddle file to compare with); FLEETGRAPH_UPDATE_GOLDEN=1 rewrites it instead."""
+    path = os.path.join(GOLDEN, "snapshots", name + ".txt")
     if os.environ.get("FLEETGRAPH_UPDATE_GOLDEN"):
         with open(path, "w") as f:
             f.write(text)
     with open(path) as f:
-        assert text == f.read(), f"{name}: transpiled programs differ from {path}"
+        assert text == f.read(), f"{name}: transpiled programs differ from the snapshot {path}"
 
 
 def var_names(program: Program) -> set[str]:

@@ -1,12 +1,22 @@
-"""The parameter-server transpiler: op-type sequences per role against golden files (fit_a_line's are
-PaddlePaddle 3.3.1's own output), slicing, modes, split methods and bad input."""
+"""The parameter-server transpiler: op-type sequences per role against golden files (golden/paddle:
+PaddlePaddle 3.3.1's own output for seed 001's model, var mappings included; golden/snapshots: our
+earlier output, regression snapshots), slicing, modes, split methods and bad input."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 from models import fit_a_line_2x, fit_a_line_fluid, mlp
-from ps_helpers import TWO_PSERVERS, check_golden, config, role_dump, transpile, var_names
+from ps_helpers import (
+    TWO_PSERVERS,
+    check_golden,
+    check_paddle_golden,
+    config,
+    paddle_reference_dump,
+    role_dump,
+    transpile,
+    var_names,
+)
 
 import fleetgraph as paddle
 import fleetgraph.fluid as fluid
@@ -37,14 +47,16 @@ def sparse_embedding_model():
 # -- golden files ---------------------------------------------------------------------------------
 
 
-# PaddlePaddle 3.3.1 wrote these two (../reference): seed 001's model in Paddle 2.x's spelling, whose
-# paddle.mean is a reduce_mean (Fluid's layers.mean is a mean op; see test_ir.py)
+# PaddlePaddle 3.3.1 wrote these two files: seed 001's model in Paddle 2.x's spelling (paddle.mean is a
+# reduce_mean; Fluid's layers.mean is a mean op, see test_ir.py), every role's op types and trainer 0's
+# var mappings, compared whole
 def test_fit_a_line_sync_matches_paddle_reference():
-    check_golden("fit_a_line_sync", role_dump(fit_a_line_2x))
+    check_paddle_golden("fit_a_line_sync", paddle_reference_dump(fit_a_line_2x, "fit_a_line sync"))
 
 
 def test_fit_a_line_async_matches_paddle_reference():
-    check_golden("fit_a_line_async", role_dump(fit_a_line_2x, sync_mode=False))
+    dump = paddle_reference_dump(fit_a_line_2x, "fit_a_line async", sync_mode=False)
+    check_paddle_golden("fit_a_line_async", dump)
 
 
 @pytest.mark.parametrize(

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..ir import FleetgraphError, Program, default_main_program, default_startup_program
+from ..ir import FleetgraphError, Program, Variable, default_main_program, default_startup_program
 from .collective import collective_startup, insert_allreduce
 from .fuse_allreduce import fuse_allreduce_with_plan
 from .ps_plan import ASYNC, GEO, HALF_ASYNC, SYNC, DistPlan, HashName, RoundRobin, make_plan
@@ -217,6 +217,42 @@ class DistributeTranspiler:
         return build_pserver_startup(
             startup_program or self._origin_startup, main, self.plan, endpoint, self.origin_program
         )
+
+    # -- Paddle's var mappings (pserver mode): which blocks a parameter and its gradient became ----------
+    @property
+    def param_var_mapping(self) -> dict[str, list[Variable]]:
+        """Each parameter -> its block variables ('w.block0', ...; the parameter itself when whole)."""
+        self._check_pserver_mode()
+        return {p.param: [self._block_var(b.name, b.shape, p.dtype) for b in p.blocks] for p in self._mapped()}
+
+    @property
+    def grad_var_mapping(self) -> dict[str, list[Variable]]:
+        """Each gradient -> the block variables this trainer sends ('w@GRAD.block0.trainer_0', ...)."""
+        self._check_pserver_mode()
+        suffix = self.plan.grad_suffix_trainer(self.trainer_id)
+        return {
+            p.grad: [self._block_var(b.grad_name(p.grad, suffix), b.shape, p.dtype) for b in p.blocks]
+            for p in self._mapped()
+        }
+
+    @property
+    def param_grad_ep_mapping(self) -> dict[str, dict[str, list[Variable]]]:
+        """Each pserver -> the parameter blocks it holds and the gradient blocks it receives from here."""
+        self._check_pserver_mode()
+        suffix = self.plan.grad_suffix_trainer(self.trainer_id)
+        out = {ep: {"params": [], "grads": []} for ep in self.plan.endpoints}
+        for p in self._mapped():
+            for b in p.blocks:
+                out[b.endpoint]["params"].append(self._block_var(b.name, b.shape, p.dtype))
+                out[b.endpoint]["grads"].append(self._block_var(b.grad_name(p.grad, suffix), b.shape, p.dtype))
+        return out
+
+    def _mapped(self):
+        return sorted(self.plan.params, key=lambda p: p.param)
+
+    def _block_var(self, name: str, shape, dtype) -> Variable:
+        block = self._trainer_program.global_block()
+        return block.var(name) if block.has_var(name) else Variable(block, name, shape, dtype)
 
     def _check_transpiled(self) -> None:
         if self.plan is None:
