@@ -389,3 +389,32 @@ def test_exponential_moving_average_with_thres_steps_warms_its_decay_up():
         average = decay * average + (1 - decay) * np.array(scope.vars["w"], np.float64)
     (ema_name,) = [n for n in scope.vars if n.startswith("w.ema")]
     np.testing.assert_allclose(scope.vars[ema_name], average, rtol=1e-5)
+
+
+def test_model_average_applies_the_window_average_as_paddles_kernel_keeps_it():
+    import fleetgraph.fluid as fluid
+    from fleetgraph.ir import Program, program_guard, unique_name
+
+    main, startup = Program(), Program()
+    with program_guard(main, startup), unique_name.guard():
+        x = fluid.layers.data(name="x", shape=[13])
+        y = fluid.layers.data(name="y", shape=[1])
+        pred = fluid.layers.fc(x, size=1, param_attr=fluid.ParamAttr(name="w"), bias_attr=False)
+        fluid.optimizer.SGD(0.1).minimize(fluid.layers.mean(fluid.layers.square_error_cost(pred, y)))
+        average = fluid.optimizer.ModelAverage(0.5, min_average_window=2, max_average_window=3)
+    scope = paddle.static.Scope()
+    exe = fluid.Executor()
+    exe.run(startup, scope=scope)
+    s1, s2, s3, acc, old, updates = np.zeros((13, 1)), np.zeros((13, 1)), np.zeros((13, 1)), 0, 0, 0
+    for _ in range(7):  # Paddle's average_accumulates, step by step (the sums move as they were)
+        exe.run(main, feed={"x": X, "y": Y}, scope=scope)
+        w = np.array(scope.vars["w"], np.float64)
+        updates, acc = updates + 1, acc + 1
+        new1 = s1 + w
+        if acc >= 2 and acc >= min(3, updates * 0.5):
+            s3, new1, s2, old, acc = s1 + s2, np.zeros_like(s1), np.zeros_like(s2), acc, 0
+        s1 = new1
+    with paddle.static.scope_guard(scope), average.apply(exe):
+        np.testing.assert_allclose(scope.vars["w"], (s1 + s2 + s3) / (acc + old), rtol=1e-5)
+    np.testing.assert_array_equal(scope.vars["w"], w.astype("float32"))
+    assert [op.type for op in main.global_block().ops][-1] == "average_accumulates"

@@ -3,6 +3,7 @@
 from ..optimizer import SGD, Adadelta, Adagrad, Adam, Adamax, Lamb, Momentum, Optimizer, RMSProp
 from ..optimizer.ema import ExponentialMovingAverage
 from ..optimizer.lookahead import LookaheadOptimizer
+from ..optimizer.model_average import ModelAverage
 from ..optimizer.optimizer import DecayedAdagrad, Ftrl
 
 SGDOptimizer, MomentumOptimizer, AdagradOptimizer, AdamOptimizer = SGD, Momentum, Adagrad, Adam
@@ -27,6 +28,7 @@ __all__ = [
     "Lamb",
     "LambOptimizer",
     "LookaheadOptimizer",
+    "ModelAverage",
     "Momentum",
     "MomentumOptimizer",
     "Optimizer",

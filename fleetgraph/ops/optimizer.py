@@ -381,3 +381,67 @@ register_op(
     kernel=_one_update_at_a_time(_no_table(_lamb, "lamb")),
     inplace=_ADAM_STATE,
 )
+
+# -- average_accumulates (ModelAverage) -----------------------------------------------------------------
+
+MAX_NUM_ACCUMULATES = 16384  # Paddle's kMaxNumAccumulates: sum_1 moves to sum_2 this often
+
+
+def _average_accumulates(
+    xp,
+    param,
+    sum_1,
+    sum_2,
+    sum_3,
+    num_accumulates,
+    old_num_accumulates,
+    num_updates,
+    *,
+    average_window,
+    max_average_window,
+    min_average_window,
+):
+    """Paddle's kernel, quirks included: when the sums move, they move as they were before this step's
+    parameter was added (that step's parameter is dropped from them)."""
+    updates, accumulates = int(num_updates.reshape(-1)[0]) + 1, int(num_accumulates.reshape(-1)[0]) + 1
+    old = int(old_num_accumulates.reshape(-1)[0])
+    out_1, out_2, out_3 = sum_1 + param, sum_2.copy(), sum_3.copy()
+    if updates % MAX_NUM_ACCUMULATES == 0:
+        out_2, out_1 = sum_2 + sum_1, xp.zeros_like(sum_1)
+    if accumulates >= min_average_window and accumulates >= min(max_average_window, updates * average_window):
+        out_3, out_1, out_2 = sum_1 + sum_2, xp.zeros_like(sum_1), xp.zeros_like(sum_2)
+        old, accumulates = accumulates, 0
+    count = lambda n: xp.asarray([n], dtype=num_updates.dtype)  # noqa: E731
+    return out_1, out_2, out_3, count(accumulates), count(old), count(updates)
+
+
+register_op(
+    "average_accumulates",
+    inputs=(
+        "param",
+        "in_sum_1",
+        "in_sum_2",
+        "in_sum_3",
+        "in_num_accumulates",
+        "in_old_num_accumulates",
+        "in_num_updates",
+    ),
+    outputs=(
+        "out_sum_1",
+        "out_sum_2",
+        "out_sum_3",
+        "out_num_accumulates",
+        "out_old_num_accumulates",
+        "out_num_updates",
+    ),
+    attrs={"average_window": 0.0, "max_average_window": 10000, "min_average_window": 10000},
+    kernel=_average_accumulates,
+    inplace={
+        "out_sum_1": "in_sum_1",
+        "out_sum_2": "in_sum_2",
+        "out_sum_3": "in_sum_3",
+        "out_num_accumulates": "in_num_accumulates",
+        "out_old_num_accumulates": "in_old_num_accumulates",
+        "out_num_updates": "in_num_updates",
+    },
+)
