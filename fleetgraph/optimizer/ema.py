@@ -26,7 +26,33 @@ from ..layers.tensor import assign, cast, create_global_var, fill_constant
 STEP_COUNTER = "@EMA_STEP_COUNTER@"
 
 
-class ExponentialMovingAverage:
+class AveragedParameters:
+    """What ExponentialMovingAverage and ModelAverage share: `apply` runs `apply_program` (each
+    parameter kept aside as '<param>@EMA_KEPT', its average written into it), `restore` puts the
+    parameters back."""
+
+    _params: list
+
+    def _restore_program(self) -> Program:
+        program, startup = Program(), Program()
+        block = program.global_block()
+        with program_guard(program, startup):
+            for param in self._params:
+                p = block.create_var(param.name, param.shape, param.dtype, persistable=True)
+                kept = block.create_var(_kept(param.name), param.shape, param.dtype, persistable=True)
+                assign(kept, p)
+        return program
+
+    def apply(self, executor, need_restore=True):
+        """A context: the parameters hold their averages inside, their own values again after
+        (unless need_restore=False; then call restore)."""
+        return _Applied(self, executor, need_restore)
+
+    def restore(self, executor) -> None:
+        executor.run(self.restore_program)
+
+
+class ExponentialMovingAverage(AveragedParameters):
     def __init__(self, decay=0.999, thres_steps=None, name=None) -> None:
         if isinstance(decay, bool) or not isinstance(decay, (int, float)) or not 0.0 <= decay <= 1.0:
             raise FleetgraphValueError(f"ExponentialMovingAverage: decay expected a float in [0, 1], got {decay!r}")
@@ -89,25 +115,10 @@ class ExponentialMovingAverage:
                 assign(elementwise_div(ema, correction, axis=-1), p)
         return program
 
-    def _restore_program(self) -> Program:
-        program, startup = Program(), Program()
-        block = program.global_block()
-        with program_guard(program, startup):
-            for param in self._params:
-                p = block.create_var(param.name, param.shape, param.dtype, persistable=True)
-                kept = block.create_var(_kept(param.name), param.shape, param.dtype, persistable=True)
-                assign(kept, p)
-        return program
-
     def apply(self, executor, need_restore=True):
-        """A context: the parameters hold their averages inside, their own values again after
-        (unless need_restore=False; then call restore)."""
         if not self._updated:
             raise FleetgraphValueError("ExponentialMovingAverage.apply: call update() after minimize first")
-        return _Applied(self, executor, need_restore)
-
-    def restore(self, executor) -> None:
-        executor.run(self.restore_program)
+        return super().apply(executor, need_restore)
 
 
 class _Applied:

@@ -22,13 +22,13 @@ from ..ir import FleetgraphValueError, Program, name_scope, program_guard, uniqu
 from ..ir.framework import default_main_program, default_startup_program
 from ..layers.math import elementwise_div, sums
 from ..layers.tensor import assign, cast
-from .ema import _Applied, _kept
+from .ema import AveragedParameters, _kept
 
 _SUMS = ("sum_1", "sum_2", "sum_3")
 _COUNTS = ("num_accumulates", "old_num_accumulates", "num_updates")
 
 
-class ModelAverage:
+class ModelAverage(AveragedParameters):
     def __init__(
         self, average_window_rate, min_average_window=10000, max_average_window=10000, regularization=None, name=None
     ) -> None:
@@ -87,19 +87,3 @@ class ModelAverage:
                 total = sums([state[k] for k in _SUMS])
                 assign(elementwise_div(total, count), p)
         return program
-
-    def _restore_program(self) -> Program:
-        program, startup = Program(), Program()
-        block = program.global_block()
-        with program_guard(program, startup):
-            for param in self._params:
-                p = block.create_var(param.name, param.shape, param.dtype, persistable=True)
-                assign(block.create_var(_kept(param.name), param.shape, param.dtype, persistable=True), p)
-        return program
-
-    def apply(self, executor, need_restore=True):
-        """A context: the parameters hold their window averages inside, their own values after."""
-        return _Applied(self, executor, need_restore)
-
-    def restore(self, executor) -> None:
-        executor.run(self.restore_program)
