@@ -467,7 +467,7 @@ class Program:
 
     def _prune_with_input(self, feeded_var_names, targets) -> Program:
         """A copy with only the ops the targets need, the fed variables taken as given (Paddle's)."""
-        from ..transpiler.prune import prune
+        from .prune import prune
 
         names = [feeded_var_names] if isinstance(feeded_var_names, str) else list(feeded_var_names)
         targets = targets if isinstance(targets, (list, tuple)) else [targets]

@@ -1,4 +1,4 @@
-"""Compile-time passes over programs: autodiff, pruning, and the distributed rewrites."""
+"""Compile-time passes over programs: autodiff and the distributed rewrites."""
 
 from .backward import append_backward, gradients
 from .collective import collective_startup, insert_allreduce

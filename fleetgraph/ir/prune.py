@@ -9,7 +9,9 @@ Steps:
 
 from __future__ import annotations
 
-from ..ir import FleetgraphError, Program, verify
+from .errors import FleetgraphError
+from .program import Program
+from .verify import verify
 
 
 def prune_for_inference(program: Program, feed_names: list[str], target_names: list[str]) -> Program:
