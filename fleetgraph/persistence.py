@@ -11,8 +11,8 @@ from .executor import global_scope
 from .executor.scope import Scope
 from .ir import FleetgraphError, Program, default_main_program, load_arrays, save_arrays
 from .ir.program import Variable, VarType
-from .ir.serialize import program_from_dict, program_to_dict
 from .ir.prune import prune_for_inference
+from .ir.serialize import program_from_dict, program_to_dict
 
 PARAMS_FILE = "persistables.npz"
 MODEL_FILE = "model.json"
