@@ -366,7 +366,8 @@ def test_lookahead_moves_the_slow_weights_every_k_steps_as_numpy():
     assert paddle.incubate.optimizer.LookAhead is fluid.optimizer.LookaheadOptimizer
 
 
-def test_exponential_moving_average_with_thres_steps_warms_its_decay_up():
+def _fluid_line_then(after_minimize):
+    """Seed 001's model without its bias ("w" only), SGD(0.1), then `after_minimize()` in its programs."""
     import fleetgraph.fluid as fluid
     from fleetgraph.ir import Program, program_guard, unique_name
 
@@ -376,9 +377,17 @@ def test_exponential_moving_average_with_thres_steps_warms_its_decay_up():
         y = fluid.layers.data(name="y", shape=[1])
         pred = fluid.layers.fc(x, size=1, param_attr=fluid.ParamAttr(name="w"), bias_attr=False)
         fluid.optimizer.SGD(0.1).minimize(fluid.layers.mean(fluid.layers.square_error_cost(pred, y)))
+        return main, startup, after_minimize()
+
+
+def test_exponential_moving_average_with_thres_steps_warms_its_decay_up():
+    import fleetgraph.fluid as fluid
+
+    def ema_with_thres_steps():
         step = fluid.layers.autoincreased_step_counter(begin=1)
-        ema = fluid.optimizer.ExponentialMovingAverage(0.9, thres_steps=step)
-        ema.update()
+        fluid.optimizer.ExponentialMovingAverage(0.9, thres_steps=step).update()
+
+    main, startup, _ = _fluid_line_then(ema_with_thres_steps)
     scope = paddle.static.Scope()
     exe = fluid.Executor()
     exe.run(startup, scope=scope)
@@ -393,15 +402,10 @@ def test_exponential_moving_average_with_thres_steps_warms_its_decay_up():
 
 def test_model_average_applies_the_window_average_as_paddles_kernel_keeps_it():
     import fleetgraph.fluid as fluid
-    from fleetgraph.ir import Program, program_guard, unique_name
 
-    main, startup = Program(), Program()
-    with program_guard(main, startup), unique_name.guard():
-        x = fluid.layers.data(name="x", shape=[13])
-        y = fluid.layers.data(name="y", shape=[1])
-        pred = fluid.layers.fc(x, size=1, param_attr=fluid.ParamAttr(name="w"), bias_attr=False)
-        fluid.optimizer.SGD(0.1).minimize(fluid.layers.mean(fluid.layers.square_error_cost(pred, y)))
-        average = fluid.optimizer.ModelAverage(0.5, min_average_window=2, max_average_window=3)
+    main, startup, average = _fluid_line_then(
+        lambda: fluid.optimizer.ModelAverage(0.5, min_average_window=2, max_average_window=3)
+    )
     scope = paddle.static.Scope()
     exe = fluid.Executor()
     exe.run(startup, scope=scope)

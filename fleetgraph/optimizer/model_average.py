@@ -17,11 +17,10 @@ from __future__ import annotations
 
 import numbers
 
-from ..initializer import Constant
 from ..ir import FleetgraphValueError, Program, name_scope, program_guard, unique_name
-from ..ir.framework import default_main_program, default_startup_program
+from ..ir.framework import default_main_program
 from ..layers.math import elementwise_div, sums
-from ..layers.tensor import assign, cast
+from ..layers.tensor import assign, cast, create_global_var
 from .ema import AveragedParameters, _kept
 
 _SUMS = ("sum_1", "sum_2", "sum_3")
@@ -63,13 +62,12 @@ class ModelAverage(AveragedParameters):
         self.apply_program, self.restore_program = self._apply_program(), self._restore_program()
 
     def _accumulators(self, param) -> dict:
-        main, startup = default_main_program().global_block(), default_startup_program().global_block()
+        """Zeros in the main program and the startup program, per sum and counter."""
         state = {}
         for key in _SUMS + _COUNTS:
             shape, dtype = (param.shape, param.dtype) if key in _SUMS else ([1], "int64")
             name = unique_name.generate(f"{param.name}_{key}")
-            state[key] = main.create_var(name, shape, dtype, persistable=True)
-            Constant(0.0)(startup.create_var(name, shape, dtype, persistable=True), startup)
+            state[key] = create_global_var(shape, 0.0, dtype, persistable=True, name=name)
         return state
 
     def _apply_program(self) -> Program:
