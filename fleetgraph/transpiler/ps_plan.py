@@ -35,10 +35,6 @@ class PSDispatcher:
     def eps(self) -> list[str]:
         return self._eps
 
-    @property
-    def endpoints(self) -> list[str]:
-        return self._eps
-
     def reset(self) -> None:
         self._step = 0
 
