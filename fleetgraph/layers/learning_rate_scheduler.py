@@ -20,9 +20,20 @@ from ..initializer import Constant
 from ..ir import OpRole
 from ..ir.framework import default_main_program
 from ..ir.program import Variable
-from ._apply import apply_op
 from .helper import LayerHelper
-from .math import elementwise_div, elementwise_max, elementwise_min, elementwise_pow, scale
+from .math import (
+    ceil,
+    cos,
+    elementwise_div,
+    elementwise_max,
+    elementwise_min,
+    elementwise_pow,
+    exp,
+    floor,
+    less_than,
+    scale,
+    where,
+)
 from .tensor import cast, fill_constant
 
 LR_DECAY_COUNTER = "@LR_DECAY_COUNTER@"
@@ -75,11 +86,7 @@ def _const(value: float) -> Variable:
 
 def _epochs(decay_steps, staircase) -> Variable:
     div = scale(_global_step(), 1.0 / decay_steps)
-    return apply_op("floor", {"X": [div]}) if staircase else div
-
-
-def _where(condition, x, y) -> Variable:
-    return apply_op("where", {"Condition": [condition], "X": [x], "Y": [y]})
+    return floor(div) if staircase else div
 
 
 @_lr_ops
@@ -92,7 +99,7 @@ def exponential_decay(learning_rate, decay_steps, decay_rate, staircase=False):
 @_lr_ops
 def natural_exp_decay(learning_rate, decay_steps, decay_rate, staircase=False):
     """learning_rate * exp(-decay_rate * step / decay_steps)."""
-    return scale(apply_op("exp", {"X": [scale(_epochs(decay_steps, staircase), -decay_rate)]}), learning_rate)
+    return scale(exp(scale(_epochs(decay_steps, staircase), -decay_rate)), learning_rate)
 
 
 @_lr_ops
@@ -107,7 +114,7 @@ def polynomial_decay(learning_rate, decay_steps, end_learning_rate=0.0001, power
     with cycle, decay_steps grows to the next multiple of itself past the step instead."""
     step = _global_step()
     if cycle:
-        periods = elementwise_max(apply_op("ceil", {"X": [scale(step, 1.0 / decay_steps)]}), _const(1.0))
+        periods = elementwise_max(ceil(scale(step, 1.0 / decay_steps)), _const(1.0))
         fraction = elementwise_div(step, scale(periods, float(decay_steps)))
     else:
         fraction = scale(elementwise_min(step, _const(decay_steps)), 1.0 / decay_steps)
@@ -125,7 +132,7 @@ def piecewise_decay(boundaries, values):
     step = _global_step()
     lr = _const(values[-1])
     for boundary, value in reversed(list(zip(boundaries, values))):
-        lr = _where(apply_op("less_than", {"X": [step], "Y": [_const(boundary)]}, dtype="bool"), _const(value), lr)
+        lr = where(less_than(step, _const(boundary)), _const(value), lr)
     return lr
 
 
@@ -141,9 +148,9 @@ def noam_decay(d_model, warmup_steps, learning_rate=1.0):
 @_lr_ops
 def cosine_decay(learning_rate, step_each_epoch, epochs):
     """learning_rate * 0.5 * (cos(epoch * pi / epochs) + 1), epoch = floor(step / step_each_epoch)."""
-    epoch = apply_op("floor", {"X": [scale(_global_step(), 1.0 / step_each_epoch)]})
+    epoch = floor(scale(_global_step(), 1.0 / step_each_epoch))
     angle = scale(scale(epoch, math.pi), 1.0 / epochs)
-    return scale(scale(apply_op("cos", {"X": [angle]}), 1.0, 1.0), learning_rate * 0.5)
+    return scale(scale(cos(angle), 1.0, 1.0), learning_rate * 0.5)
 
 
 @_lr_ops
@@ -153,5 +160,4 @@ def linear_lr_warmup(learning_rate, warmup_steps, start_lr, end_lr):
     step = _global_step()
     warming = scale(scale(step, 1.0 / warmup_steps), float(end_lr) - float(start_lr), float(start_lr))
     after = learning_rate if isinstance(learning_rate, Variable) else _const(learning_rate)
-    below = apply_op("less_than", {"X": [step], "Y": [_const(warmup_steps)]}, dtype="bool")
-    return _where(below, warming, after)
+    return where(less_than(step, _const(warmup_steps)), warming, after)

@@ -43,6 +43,25 @@ relu, sigmoid, tanh, square, exp, log, sqrt, abs, sign, floor, ceil, cos = (
 )
 
 
+def _compare(op_type):
+    def layer(x, y, force_cpu=None, cond=None, name=None):
+        return apply_op(op_type, {"X": [x], "Y": [y]}, dtype="bool", name=name)
+
+    layer.__name__ = op_type
+    layer.__doc__ = f"`{op_type}`: a bool variable, elementwise with broadcasting."
+    return layer
+
+
+less_than, less_equal, greater_than, greater_equal, equal, not_equal = (
+    _compare(t) for t in ("less_than", "less_equal", "greater_than", "greater_equal", "equal", "not_equal")
+)
+
+
+def where(condition, x, y, name=None):
+    """x where condition holds, else y (Paddle 2.x's `paddle.where`)."""
+    return apply_op("where", {"Condition": [condition], "X": [x], "Y": [y]}, name=name)
+
+
 def softmax(input, axis=-1, use_cudnn=False, name=None):
     return apply_op("softmax", {"X": [input]}, {"axis": axis}, name=name)
 

@@ -16,8 +16,7 @@ import numbers
 from ..ir import FleetgraphTypeError, FleetgraphValueError, OpRole
 from ..ir.framework import default_startup_program
 from ..ir.program import Variable
-from ..layers._apply import apply_op
-from ..layers.math import elementwise_add, scale
+from ..layers.math import elementwise_add, equal, floor, scale, where
 from ..layers.tensor import assign, create_global_var
 
 
@@ -43,8 +42,7 @@ class LookAhead:
         with program._op_role_guard(OpRole.Optimize):
             step = create_global_var([1], 0.0, "float32", persistable=True, name="lookahead_step")
             program.global_block().append_op("increment", {"X": [step]}, {"Out": [step]}, {"step": 1.0})
-            whole = apply_op("floor", {"X": [scale(step, 1.0 / self.k)]})
-            at_k = apply_op("equal", {"X": [step], "Y": [scale(whole, float(self.k))]}, dtype="bool")  # step % k == 0
+            at_k = equal(step, scale(floor(scale(step, 1.0 / self.k)), float(self.k)))  # step % k == 0
             for param in params:
                 slow = program.global_block().create_var(
                     f"{param.name}@SLOW", param.shape, param.dtype, persistable=True
@@ -52,8 +50,8 @@ class LookAhead:
                 twin = startup.create_var(slow.name, param.shape, param.dtype, persistable=True)
                 startup.append_op("assign", {"X": [param.name]}, {"Out": [twin]})
                 moved = elementwise_add(scale(param, self.alpha), scale(slow, 1.0 - self.alpha))
-                assign(apply_op("where", {"Condition": [at_k], "X": [moved], "Y": [slow]}), slow)
-                assign(apply_op("where", {"Condition": [at_k], "X": [moved], "Y": [param]}), param)
+                assign(where(at_k, moved, slow), slow)
+                assign(where(at_k, moved, param), param)
         return result
 
     def __getattr__(self, name):
