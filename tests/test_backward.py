@@ -107,3 +107,28 @@ def test_backward_leaves_forward_ops_untouched():
     after = [op.to_string() for op in main.global_block().ops[: len(before)]]
     # only the loss op gains the Loss role bit
     assert [a for a, b in zip(after, before) if a != b] == [after[-1]]
+
+
+def test_a_loss_built_in_a_sub_block_gets_its_gradients_in_a_new_block_as_paddle_does():
+    # Paddle 2.6.2 on this program: block 1 (parent 0) holds the forward ops; block 2 (parent 0,
+    # forward block 1) holds fill_constant, the grad ops and both sgd ops, and is left current.
+    main, startup, guard = _program()
+    with guard, unique_name.guard():
+        x = fluid.layers.data(name="x", shape=[4], dtype="float32")
+        main._create_block()
+        loss = fluid.layers.mean(fluid.layers.fc(input=x, size=2))
+        optimize_ops, pairs = fluid.optimizer.SGD(learning_rate=0.1).minimize(loss)
+        assert main.current_block().idx == 2
+        main._rollback()
+    assert main.current_block().idx == 0
+    assert [(b.idx, b.parent_idx, b.forward_block_idx) for b in main.blocks] == [(0, -1, -1), (1, 0, -1), (2, 0, 1)]
+    assert [op.type for op in main.block(1).ops] == ["mul", "elementwise_add", "mean"]
+    grad_block = main.block(2)
+    assert [op.type for op in grad_block.ops] == [
+        "fill_constant", "mean_grad", "elementwise_add_grad", "mul_grad", "sgd", "sgd",
+    ]  # fmt: skip
+    assert [op.type for op in optimize_ops] == ["sgd", "sgd"]
+    assert {g.name for _, g in pairs} == {"fc_0.w_0@GRAD", "fc_0.b_0@GRAD"}
+    assert all(grad_block.has_var(g.name) for _, g in pairs)
+    assert not grad_block.has_var("fc_0.w_0")  # forward variables are seen through the forward block
+    assert grad_block.var_recursive("fc_0.tmp_0") is main.block(1).var("fc_0.tmp_0")

@@ -261,12 +261,26 @@ class Block:
             raise unknown("variable", name, self.vars, where=f"block {self.idx}")
         return self.vars[name]
 
+    def _lookup_chain(self) -> list[Block]:
+        """The blocks whose variables this block sees: itself, its ancestors and, for a gradient
+        block, its forward block and theirs (breadth first, as Paddle's Block._find_var_recursive)."""
+        chain, frontier = [], [self]
+        while frontier:
+            block = frontier.pop(0)
+            if block in chain:
+                continue
+            chain.append(block)
+            for idx in (block.parent_idx, block.forward_block_idx):
+                if idx >= 0:
+                    frontier.append(self.program.blocks[idx])
+        return chain
+
     def _find_var_recursive(self, name: str) -> Variable | None:
-        block: Block | None = self
-        while block is not None:
+        if name in self.vars:
+            return self.vars[name]
+        for block in self._lookup_chain():
             if name in block.vars:
                 return block.vars[name]
-            block = block.parent
         return None
 
     def var_recursive(self, name: str) -> Variable:
@@ -276,11 +290,7 @@ class Block:
         return var
 
     def _visible_names(self) -> list[str]:
-        names, block = [], self
-        while block is not None:
-            names.extend(block.vars)
-            block = block.parent
-        return names
+        return [name for block in self._lookup_chain() for name in block.vars]
 
     def create_var(self, name: str | None = None, shape=(), dtype="float32", **kw) -> Variable:
         """Create a variable (a fresh unique name when none is given); an existing name is returned."""

@@ -104,7 +104,7 @@ class Optimizer:
     def _apply_gradients(self, program: Program, startup: Program, params_grads):
         """Every op it appends (clipping, regularization, learning-rate scaling, the updates and what
         follows them), in order."""
-        block = program.global_block()
+        block = _update_block(program)
         start = len(block.ops)
         params_grads = sorted(params_grads, key=lambda pg: pg[0].name)  # Paddle's order
         if self._grad_clip is not None:  # clipping first, then regularization, as Paddle's
@@ -151,7 +151,7 @@ class Optimizer:
         scale = param.optimize_attr.get("learning_rate", 1.0) if isinstance(param, Parameter) else 1.0
         if scale == 1.0:
             return lr
-        block = program.global_block()
+        block = _update_block(program)
         scaled = block.create_var(unique_name.generate(f"{param.name}_lr"), [1], "float32")
         block.append_op("scale", {"X": [lr]}, {"Out": [scaled]}, {"scale": float(scale)})
         return scaled
@@ -167,6 +167,13 @@ class Optimizer:
             Constant(fill)(twin, startup.global_block())
             self._accumulators[key] = var
         return self._accumulators[key]
+
+
+def _update_block(program: Program):
+    """Where updates go: the global block, or the gradient block that append_backward left current
+    for a loss built in a sub-block (Paddle puts the optimizer's ops there too)."""
+    current = program.current_block()
+    return current if current.forward_block_idx >= 0 else program.global_block()
 
 
 def _parameters(what: str, value):
@@ -348,7 +355,7 @@ class Adamax(Optimizer):
 
     def _finish_update(self, program, startup, param):
         beta1_pow = self._accumulator(program, startup, "beta1_pow_acc", param, self._beta1, [1])
-        block = program.global_block()
+        block = _update_block(program)
         block.append_op("scale", {"X": [beta1_pow]}, {"Out": [beta1_pow]}, {"scale": self._beta1})
 
 

@@ -40,16 +40,25 @@ def append_backward(
     no_grad_set: Iterable | None = None,
     callbacks=None,
 ) -> list[tuple[Parameter, Variable]]:
-    """Append the gradient ops of `loss` to its block; returns (parameter, gradient) pairs."""
+    """Append the gradient ops of `loss` to its block; returns (parameter, gradient) pairs.
+
+    A loss built inside a sub-block gets its gradient ops in a new block, as Paddle does: a sibling
+    of the loss's block (same parent) whose forward block is the loss's, left as the current block
+    so that the optimizer's ops follow them there.
+    """
     block = loss.block
     params = [p for p in block.program.all_parameters() if p.trainable]
     if parameter_list is not None:
         wanted = _names(parameter_list)
         params = [p for p in params if p.name in wanted]
     sources = {p.name for p in params}
-    grads = _append_grad_ops(block, [loss], sources, _names(no_grad_set), leaves_need_grad=False)
-    pairs = [(p, block.var(grads[p.name])) for p in params if p.name in grads]
-    _tag_param_grads(block, pairs)
+    target = block
+    if block.idx != 0:
+        target = block.program._create_block(parent_idx=block.parent_idx)
+        target.forward_block_idx = block.idx
+    grads = _append_grad_ops(block, [loss], sources, _names(no_grad_set), leaves_need_grad=False, target=target)
+    pairs = [(p, target.var(grads[p.name])) for p in params if p.name in grads]
+    _tag_param_grads(target, pairs)
     return pairs
 
 
@@ -64,8 +73,12 @@ def gradients(targets, inputs, target_gradients=None, no_grad_set=None) -> list[
     return [block.var(grads[v.name]) if v.name in grads else None for v in inputs]
 
 
-def _append_grad_ops(block: Block, targets, sources: set[str], no_grad: set[str], leaves_need_grad: bool):
+def _append_grad_ops(
+    block: Block, targets, sources: set[str], no_grad: set[str], leaves_need_grad: bool, target: Block | None = None
+):
+    """Gradient ops of `targets` over `block`'s forward ops, appended to `target` (default `block`)."""
     program = block.program
+    target = target or block
     forward = [op for op in block.ops if not op.attrs.get("op_role", 0) & (OpRole.Backward | OpRole.Optimize)]
     stop = no_grad | {v.name for v in block.vars.values() if v.stop_gradient and v.name not in sources}
     # step 1: variables that carry a gradient from a source, and ops that lead to a target
@@ -116,16 +129,16 @@ def _append_grad_ops(block: Block, targets, sources: set[str], no_grad: set[str]
             if any(n for names in desc["outputs"].values() for n in names):
                 descs.append(desc)
     # step 4: unique names for repeated writes, sums before reads; zeros for gradients never written
-    descs = _accumulate(seeds + descs, block)
+    descs = _accumulate(seeds + descs, target)
     # step 5: variables and ops
     with program._backward_role_guard():
         for desc in descs:
             for names in list(desc["inputs"].values()) + list(desc["outputs"].values()):
                 for name in names:
-                    if name and not block.has_var(name):
-                        fwd = block.var_recursive(_forward_name(name))
-                        block.create_var(name, fwd.shape, fwd.dtype, lod_level=fwd.lod_level)
-            block.append_op(desc["type"], desc["inputs"], _kept_outputs(block, desc), desc["attrs"])
+                    if name and not target._find_var_recursive(name):
+                        fwd = target.var_recursive(_forward_name(name))
+                        target.create_var(name, fwd.shape, fwd.dtype, lod_level=fwd.lod_level)
+            target.append_op(desc["type"], desc["inputs"], _kept_outputs(target, desc), desc["attrs"])
     produced = {n for d in descs for names in d["outputs"].values() for n in names if n}
     return {_forward_name(g): g for g in produced if g.endswith(GRAD) and _forward_name(g) in sources}
 
