@@ -85,4 +85,4 @@ def ones(shape, dtype="float32", name=None):
 
 
 def topk(x, k, axis=None, largest=True, sorted=True, name=None):
-    return layers.topk(x, k, name=name)
+    return layers.nn.topk_v2(x, k, axis, largest, sorted, name=name)

@@ -291,6 +291,7 @@ def dropout(x, dropout_prob, is_test=False, seed=None, name=None, dropout_implem
 
 
 def topk(input, k, name=None):
+    """Fluid's top_k over the last axis (Paddle 2.x's paddle.topk is `topk_v2`)."""
     helper = LayerHelper("top_k", name)
     values = helper.create_variable_for_type_inference(input.dtype)
     indices = helper.create_variable_for_type_inference("int64", stop_gradient=True)
@@ -298,10 +299,29 @@ def topk(input, k, name=None):
     return values, indices
 
 
+def topk_v2(x, k, axis=None, largest=True, sorted=True, name=None):
+    """paddle.topk: the top_k_v2 op, along `axis` (default the last), largest or smallest first."""
+    helper = LayerHelper("top_k_v2", name)
+    values = helper.create_variable_for_type_inference(x.dtype)
+    indices = helper.create_variable_for_type_inference("int64", stop_gradient=True)
+    attrs = {"k": int(k), "axis": -1 if axis is None else int(axis), "largest": bool(largest), "sorted": bool(sorted)}
+    helper.append_op("top_k_v2", {"X": [x]}, {"Out": [values], "Indices": [indices]}, attrs)
+    return values, indices
+
+
 def accuracy(input, label, k=1, correct=None, total=None, name=None):
-    """Fraction of samples whose label is among the top-k scores: top_k then accuracy."""
+    """Fluid's accuracy: fraction of samples whose label is among the top-k scores (top_k, accuracy)."""
+    return _accuracy(topk(input, k), label, correct, total, name)
+
+
+def accuracy_v2(input, label, k=1, correct=None, total=None, name=None):
+    """paddle.metric.accuracy: as Fluid's, with Paddle 2.x's top_k_v2 op."""
+    return _accuracy(topk_v2(input, k), label, correct, total, name)
+
+
+def _accuracy(top, label, correct, total, name):
     helper = LayerHelper("accuracy", name)
-    values, indices = topk(input, k)
+    values, indices = top
     acc = helper.create_variable_for_type_inference("float32", stop_gradient=True)
     correct = correct or helper.create_variable_for_type_inference("int32", stop_gradient=True)
     total = total or helper.create_variable_for_type_inference("int32", stop_gradient=True)

@@ -1,5 +1,5 @@
 """`paddle.metric`."""
 
-from ..layers.nn import accuracy
+from ..layers.nn import accuracy_v2 as accuracy
 
 __all__ = ["accuracy"]

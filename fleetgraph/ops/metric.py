@@ -44,6 +44,57 @@ register_op(
 )
 register_op("top_k_grad", inputs=("X", "Indices", "Out@GRAD"), outputs=("X@GRAD",), attrs={"k": 1}, kernel=_top_k_grad)
 
+
+# -- top_k_v2: Paddle 2.x's paddle.topk, along any axis, largest or smallest -----------------------
+
+
+def _top_k_v2_infer(ctx: InferContext) -> None:
+    x, k, axis = ctx.input_var("X"), ctx.attr("k"), ctx.attr("axis")
+    if not x.shape:
+        raise ctx.error(f"X '{x.name}' is a scalar; expected rank >= 1")
+    if not -len(x.shape) <= axis < len(x.shape):
+        raise ctx.error(f"axis {axis}: expected it in [{-len(x.shape)}, {len(x.shape)}) for X {fmt_shape(x.shape)}")
+    dim = x.shape[axis]
+    if k < 1 or (dim >= 0 and k > dim):
+        raise ctx.error(f"k {k}: expected 1 <= k <= {dim}, dim {axis} of X '{x.name}' {fmt_shape(x.shape)}")
+    shape = list(x.shape)
+    shape[axis] = k
+    ctx.set_output("Out", shape, x.dtype, lod_level=x.lod_level)
+    ctx.set_output("Indices", shape, "int64", lod_level=x.lod_level)
+
+
+def _top_k_v2(xp, x, *, k, axis, largest, sorted):
+    """The k largest (or smallest) along `axis`, in that order; ties keep the lower index first.
+    `sorted=False` is allowed to return them in any order: here they come sorted all the same."""
+    idx = xp.argsort(-x if largest else x, axis=axis, kind="stable")
+    idx = xp.ascontiguousarray(xp.take(idx, xp.arange(k), axis=axis))
+    return xp.take_along_axis(x, idx, axis=axis), idx.astype("int64")
+
+
+def _top_k_v2_grad(xp, x, indices, dout, *, k, axis, largest, sorted):
+    dx = xp.zeros_like(x)
+    xp.put_along_axis(dx, indices, dout, axis=axis)
+    return dx
+
+
+_TOP_K_V2_ATTRS = {"k": 1, "axis": -1, "largest": True, "sorted": True}
+register_op(
+    "top_k_v2",
+    inputs=("X",),
+    outputs=("Out", "Indices"),
+    attrs=_TOP_K_V2_ATTRS,
+    infer_shape=_top_k_v2_infer,
+    grad=make_grad_op(inputs=("X", "Indices", "Out@GRAD"), outputs=("X@GRAD",)),
+    kernel=_top_k_v2,
+)
+register_op(
+    "top_k_v2_grad",
+    inputs=("X", "Indices", "Out@GRAD"),
+    outputs=("X@GRAD",),
+    attrs=_TOP_K_V2_ATTRS,
+    kernel=_top_k_v2_grad,
+)
+
 # -- accuracy -------------------------------------------------------------------------------------
 
 

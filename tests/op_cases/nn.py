@@ -386,6 +386,32 @@ case(
 )
 
 
+def _top_k_v2_ref(X, k, axis, largest, sorted):
+    moved = np.moveaxis(X, axis, -1)
+    out = _top_k_ref(moved if largest else -moved, k)
+    idx = np.moveaxis(out["Indices"], -1, axis)
+    return {"Out": np.take_along_axis(X, idx, axis), "Indices": idx}
+
+
+case(
+    "top_k_v2",
+    {"X": rand(3, 5)},
+    attrs={"k": 2, "axis": -1, "largest": True, "sorted": True},
+    outputs={"Out": 1, "Indices": 1},
+    loss_outputs=("Out",),
+    reference=_top_k_v2_ref,
+)
+case(
+    "top_k_v2",
+    {"X": rand(4, 3, 2)},
+    attrs={"k": 3, "axis": 0, "largest": False, "sorted": True},
+    outputs={"Out": 1, "Indices": 1},
+    loss_outputs=("Out",),
+    name="axis0_smallest",
+    reference=_top_k_v2_ref,
+)
+
+
 def _accuracy_ref(Out, Indices, Label):
     correct = sum(int(Label[i, 0] in Indices[i]) for i in range(len(Label)))
     return {
