@@ -237,11 +237,12 @@ class DistributeTranspiler:
 
     @property
     def param_grad_ep_mapping(self) -> dict[str, dict[str, list[Variable]]]:
-        """Each pserver -> the parameter blocks it holds and the gradient blocks it receives from here."""
+        """Each pserver -> the parameter blocks it holds and the gradient blocks it receives from here,
+        in the order they were dealt out."""
         self._check_pserver_mode()
         suffix = self.plan.grad_suffix_trainer(self.trainer_id)
         out = {ep: {"params": [], "grads": []} for ep in self.plan.endpoints}
-        for p in self._mapped():
+        for p in self.plan.params:
             for b in p.blocks:
                 out[b.endpoint]["params"].append(self._block_var(b.name, b.shape, p.dtype))
                 out[b.endpoint]["grads"].append(self._block_var(b.grad_name(p.grad, suffix), b.shape, p.dtype))

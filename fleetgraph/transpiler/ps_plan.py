@@ -7,7 +7,8 @@ builders read it, so the two sides cannot disagree. Steps of `make_plan`:
      sparsely, which only the pservers hold (Paddle's remote-prefetch tables);
   2. cut each parameter into row blocks (Paddle's `slice_variable`: at most one block per pserver,
      at least `min_block_size` elements each, whole rows);
-  3. dispatch the blocks, in order, to the pservers with the split method.
+  3. dispatch the blocks, in order, to the pservers with the split method (whole parameters, when
+     not sliced, in an order shuffled by the program's random_seed, as Paddle's transpiler does).
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from __future__ import annotations
 import math
 import zlib
 from dataclasses import dataclass, field
+
+import numpy as np
 
 from ..ir import FleetgraphError, OpRole, Program, VarType
 from ..ir.errors import close_matches
@@ -301,6 +304,10 @@ def make_plan(
             plan.blocks.append(VarBlock(param, i, offset, rows, shape, "", len(sections) > 1))
             offset += rows
         params.append(plan)
+    if not slice_var_up:  # Paddle deals whole parameters out in an order shuffled by the program's seed
+        order = list(range(len(params)))
+        np.random.RandomState(program.random_seed).shuffle(order)
+        params = [params[i] for i in order]
     all_blocks = [b for p in params for b in p.blocks]
     placed = dict(zip([b.name for b in all_blocks], split_method(endpoints).dispatch(all_blocks)))
     for p in params:  # step 3
