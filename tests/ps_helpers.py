@@ -21,6 +21,8 @@ def config(**kw) -> DistributeTranspilerConfig:
 def transpile(build, trainer_id=0, pservers=TWO_PSERVERS, trainers=2, sync_mode=None, **cfg):
     """Build a fresh model with `build()` and transpile it for `trainer_id`; returns the transpiler."""
     main, startup = build()[:2]
+    if sync_mode is False and cfg.get("runtime_split_send_recv"):
+        cfg = {"sync_mode": False, **cfg}  # Paddle's config takes runtime_split_send_recv after sync_mode=False
     t = DistributeTranspiler(config(**cfg))
     t.transpile(
         trainer_id, program=main, pservers=pservers, trainers=trainers, sync_mode=sync_mode, startup_program=startup

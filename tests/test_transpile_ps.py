@@ -62,6 +62,11 @@ PADDLE_GOLDENS = {
     ),
     "mlp_unsliced": (sliced_mlp, "mlp unsliced", {"slice_var_up": False}),
     "mlp_one_pserver": (sliced_mlp, "mlp one pserver", {"pservers": "127.0.0.1:6174"}),
+    "mlp_sliced_runtime_split": (
+        sliced_mlp,
+        "mlp sliced runtime_split",
+        {"sync_mode": False, "runtime_split_send_recv": True},
+    ),
 }
 
 

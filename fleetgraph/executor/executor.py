@@ -124,9 +124,15 @@ def _batched_recvs(steps: list[_Step]) -> list[_Step]:
     pserver is asked for all of them at once, one round trip instead of one per parameter. The
     program itself is unchanged."""
     out: list[_Step] = []
+    joined: set[int] = set()  # recvs of one parameter's blocks (runtime_split_send_recv): kept apart
     for step in steps:
+        if step.op.type == "recv" and len(step.outs[0]) < len(step.kwargs["recv_varnames"]):
+            step.kernel = _joined_blocks(step)
+            joined.add(id(step))
+            out.append(step)
+            continue
         prev = out[-1] if out else None
-        same = prev is not None and step.op.type == prev.op.type == "recv"
+        same = prev is not None and id(prev) not in joined and step.op.type == prev.op.type == "recv"
         if same and all(step.kwargs[k] == prev.kwargs[k] for k in step.kwargs if k not in _RECV_LISTS):
             prev.outs[0] += step.outs[0]
             for k in _RECV_LISTS:
@@ -136,6 +142,22 @@ def _batched_recvs(steps: list[_Step]) -> list[_Step]:
             step.kwargs = {**step.kwargs, **{k: list(step.kwargs[k]) for k in _RECV_LISTS}}
         out.append(step)
     return out
+
+
+def _joined_blocks(step: _Step):
+    """Paddle's runtime_split_send_recv form of recv: one output, the parameter, and the names of its
+    blocks; they come back as one value, concatenated along rows."""
+    if len(step.outs[0]) != 1:
+        raise FleetgraphError(
+            f"op {step.index} (recv): {len(step.outs[0])} outputs for {len(step.kwargs['recv_varnames'])} "
+            "recv_varnames; expected one output per name, or one for all (runtime_split_send_recv)"
+        )
+    kernel = step.kernel
+
+    def run(xp, *args, **kwargs):
+        return [xp.concatenate(kernel(xp, *args, **kwargs), axis=0)]
+
+    return run
 
 
 def _with_lod(value, levels):

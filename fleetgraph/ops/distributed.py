@@ -19,6 +19,9 @@ _RPC_ATTRS = {"epmap": [], "trainer_id": 0}
 
 
 def _send(xp, xs, *, epmap, trainer_id, sections, send_varnames, merge_add, is_sparse, height_sections, k_steps, ctx):
+    if not k_steps and len(xs) == 1 and len(send_varnames) > 1:
+        # runtime_split_send_recv: one whole gradient, cut here into the blocks its names list
+        xs = (_split_selected_rows if is_sparse else _split_rows)(xp, xs[0], sections, len(send_varnames))
     if len(send_varnames) != (len(sections) if k_steps else len(xs)):
         raise ValueError(f"send: {len(send_varnames)} send_varnames for {len(xs)} values; expected one name each")
     client, names = ctx.comm.ps_client(), send_varnames
@@ -150,14 +153,22 @@ def _split_rows_infer(ctx: InferContext, sections_attr: str) -> None:
         ctx.set_output("Out", (rows,) + tuple(x.shape[1:]), x.dtype, i=i, type=x.type)
 
 
-def _split_byref(xp, x, *, sections, num, axis):
+def _split_rows(xp, x, sections, count):
     """Row blocks of x as views: no copy ('by reference')."""
+    if len(sections) != count or sum(sections) != len(x):
+        raise ValueError(f"sections {list(sections)}: expected {count} blocks adding up to the {len(x)} rows of X")
     bounds = np.cumsum([0] + list(sections))
     return [x[bounds[i] : bounds[i + 1]] for i in range(len(sections))]
 
 
-def _split_selected_rows(xp, x, *, height_sections):
+def _split_byref(xp, x, *, sections, num, axis):
+    return _split_rows(xp, x, sections, len(sections))
+
+
+def _split_selected_rows(xp, x, height_sections, count=None):
     """The rows of a sparse gradient that fall in each block, renumbered from the block's first row."""
+    if count is not None and len(height_sections) != count:
+        raise ValueError(f"sections {list(height_sections)}: expected {count} blocks")
     bounds = np.cumsum([0] + list(height_sections))
     rows = np.asarray(x.rows)
     parts = []
@@ -181,5 +192,5 @@ register_op(
     outputs=("Out*",),
     attrs={"height_sections": []},
     infer_shape=lambda ctx: _split_rows_infer(ctx, "height_sections"),
-    kernel=_split_selected_rows,
+    kernel=lambda xp, x, *, height_sections: _split_selected_rows(xp, x, height_sections),
 )

@@ -55,8 +55,9 @@ class DistributeTranspilerConfig:
 
     @property
     def runtime_split_send_recv(self) -> bool:
-        """Async mode (sync_mode=False first). Paddle then splits sends and receives at run time; our
-        trainer still splits with split_byref and concat ops (the same blocks on the wire)."""
+        """Async mode (sync_mode=False first). The trainer program then has no split_byref or concat:
+        send takes a whole gradient and recv a whole parameter, with their blocks' names, and the
+        runtime cuts and joins them, as Paddle's (the same blocks on the wire)."""
         return self._runtime_split_send_recv
 
     @runtime_split_send_recv.setter
@@ -169,7 +170,9 @@ class DistributeTranspiler:
             split_method=split,
             k_steps=self.config.geo_sgd_need_push_nums,
         )
-        self._trainer_program = build_trainer_program(self.origin_program, self.plan, trainer_id)
+        self._trainer_program = build_trainer_program(
+            self.origin_program, self.plan, trainer_id, runtime_split=self.config.runtime_split_send_recv
+        )
         startup = build_trainer_startup(self._origin_startup, self._trainer_program, self.plan, trainer_id)
         _replace_program(self.startup_program, startup)
         self.pserver_endpoints = endpoints

@@ -17,6 +17,9 @@ Steps of `build_trainer_program`:
      fetch_barrier; an async step reads what a background thread last pulled, as Paddle's async
      communicator's receiving thread does (half-async's sends are added up by a background thread);
   6. concat the blocks of each sliced parameter back into the parameter;
+     with `runtime_split` (Paddle's runtime_split_send_recv) steps 3 and 6 add no ops: send takes
+     the whole gradient with the blocks' `sections` and names, recv puts the blocks it names back
+     into the parameter, and the runtime cuts and joins them (the same blocks on the wire);
   7. the lookups of each distributed table become one distributed_lookup_table (not in GEO, where
      the trainer looks up its local copy): see ps_table.py;
   8. drop variables no op names any more, and verify.
@@ -37,7 +40,7 @@ from .ps_table import lazy_init_attrs, replace_lookups, table_state_vars
 RPC, DIST = int(OpRole.RPC), int(OpRole.Dist)
 
 
-def build_trainer_program(program: Program, plan: DistPlan, trainer_id: int) -> Program:
+def build_trainer_program(program: Program, plan: DistPlan, trainer_id: int, *, runtime_split: bool = False) -> Program:
     trainer = program.clone()
     block = trainer.global_block()
     if plan.mode != GEO:  # step 1
@@ -55,11 +58,14 @@ def build_trainer_program(program: Program, plan: DistPlan, trainer_id: int) -> 
         grad = p.grad
         if suffix is not None and len(p.blocks) == 1:  # step 2
             grad = _rename_var(block, p.grad, p.blocks[0].grad_name(p.grad, suffix))
-        _insert_send(block, plan, p, grad, trainer_id)  # step 3
+        _insert_send(block, plan, p, grad, trainer_id, runtime_split)  # step 3
     if plan.sync:  # step 4
         block.append_op("send_barrier", attrs={"endpoints": plan.endpoints, "trainer_id": trainer_id, "op_role": RPC})
     if plan.mode != GEO:
-        append_recv_params(block, plan, trainer_id, fetch_barrier=plan.sync, background=plan.mode == ASYNC)  # 5, 6
+        background = plan.mode == ASYNC
+        append_recv_params(
+            block, plan, trainer_id, fetch_barrier=plan.sync, background=background, joined=runtime_split
+        )
         for p in plan.tables:  # step 7
             replace_lookups(block, p, trainer_id)
     drop_unused_vars(block)  # step 8
@@ -99,19 +105,21 @@ def _grow_tables_lazily(block: Block, trainer_main: Program, plan: DistPlan) -> 
 
 
 def append_recv_params(
-    block: Block, plan: DistPlan, trainer_id: int, *, fetch_barrier: bool, background: bool = False
+    block: Block, plan: DistPlan, trainer_id: int, *, fetch_barrier: bool, background: bool = False, joined=False
 ) -> None:
     """recv each parameter's blocks (step 5), fetch_barrier, then concat sliced ones (step 6); async
-    steps read the values a background thread pulls (`background`)."""
+    steps read the values a background thread pulls (`background`); `joined`: one recv output, the
+    parameter, for all its blocks (runtime_split_send_recv)."""
     for p in [p for p in plan.params if not p.table]:
         names = [b.name for b in p.blocks]
-        for b in p.blocks:
-            if not block.has_var(b.name):
-                param = block.var(p.param)
-                block.create_var(b.name, b.shape, p.dtype, type=param.type)
+        if not joined:
+            for b in p.blocks:
+                if not block.has_var(b.name):
+                    param = block.var(p.param)
+                    block.create_var(b.name, b.shape, p.dtype, type=param.type)
         block.append_op(
             "recv",
-            outputs={"Out": names},
+            outputs={"Out": [p.param] if joined else names},
             attrs={
                 "epmap": [b.endpoint for b in p.blocks],
                 "recv_varnames": names,
@@ -124,18 +132,20 @@ def append_recv_params(
     if fetch_barrier:
         block.append_op("fetch_barrier", attrs={"endpoints": plan.endpoints, "trainer_id": trainer_id, "op_role": RPC})
     for p in plan.params:
-        if len(p.blocks) > 1 and not p.table:
+        if len(p.blocks) > 1 and not p.table and not joined:
             block.append_op(
                 "concat", {"X": [b.name for b in p.blocks]}, {"Out": [p.param]}, {"axis": 0, "op_role": DIST}
             )
 
 
-def _insert_send(block: Block, plan: DistPlan, p: ParamPlan, grad: str, trainer_id: int) -> None:
+def _insert_send(block: Block, plan: DistPlan, p: ParamPlan, grad: str, trainer_id: int, runtime_split: bool) -> None:
     index = _last_writer(block, grad) + 1
     role_var = [p.param, grad]
-    sent = [grad]
-    if len(p.blocks) > 1:
-        sent = [b.grad_name(p.grad, plan.grad_suffix_trainer(trainer_id)) for b in p.blocks]
+    sent = names = [grad]
+    if len(p.blocks) > 1 and runtime_split:
+        names = [b.grad_name(p.grad, plan.grad_suffix_trainer(trainer_id)) for b in p.blocks]
+    elif len(p.blocks) > 1:
+        sent = names = [b.grad_name(p.grad, plan.grad_suffix_trainer(trainer_id)) for b in p.blocks]
         grad_var = block.var(grad)
         for b, name in zip(p.blocks, sent):
             block.create_var(name, b.shape, p.dtype, type=grad_var.type)
@@ -155,7 +165,7 @@ def _insert_send(block: Block, plan: DistPlan, p: ParamPlan, grad: str, trainer_
         attrs={
             "epmap": [b.endpoint for b in p.blocks],
             "sections": p.sections,
-            "send_varnames": sent,
+            "send_varnames": names,
             "merge_add": plan.mode == HALF_ASYNC,
             "is_sparse": p.sparse,
             "trainer_id": trainer_id,

@@ -134,6 +134,8 @@ def _ops(program):
 
 def _transpile(build, trainer_id, pservers, trainers, sync_mode, **cfg):
     config = DistributeTranspilerConfig()
+    if cfg.get("runtime_split_send_recv"):
+        config.sync_mode = False  # Paddle's config refuses runtime_split_send_recv in sync mode
     for key, value in cfg.items():
         setattr(config, key, value)
     main, startup = build()
@@ -179,6 +181,9 @@ GOLDENS = {
     ),
     "mlp_unsliced": lambda: dump(sliced_mlp, "mlp unsliced", slice_var_up=False),
     "mlp_one_pserver": lambda: dump(sliced_mlp, "mlp one pserver", pservers="127.0.0.1:6174"),
+    "mlp_sliced_runtime_split": lambda: dump(
+        sliced_mlp, "mlp sliced runtime_split", sync_mode=False, runtime_split_send_recv=True
+    ),
 }
 # Not here: HashName (3.3.1's HashName.dispatch calls var.name(), a string, and fails), half-async and
 # GEO (3.3.1's transpiler builds them with the ops of its later communicator), and Fluid-spelled
