@@ -291,6 +291,12 @@ def test_garbage_and_truncated_messages_are_refused_and_the_server_keeps_serving
         encode(Kind.SEND, "fc_0.w_0@GRAD.trainer_1", np.ones((13, 1), "float32"), sender=0, seq=4),  # not its copy
         encode(Kind.GET, "learning_rate_9", sender=0, seq=5),  # no such parameter
         encode(Kind.SEND, "x", np.ones((2, 13), "float32"), sender=7, seq=6),  # no such trainer
+        # these three crashed the pserver: 2^32 x 2^32 elements wrapped to 0 bytes, a SelectedRows of
+        # rank 0, and send barriers before any gradient (KeyError in the optimize step)
+        [_wire_header(Kind.SEND, b"fc_0.w_0@GRAD.trainer_0", (2**32, 2**32)), b""],
+        [_wire_header(Kind.SEND, b"fc_0.w_0@GRAD.trainer_0", (), flags=1), b"\0" * 8, b"\0" * 4],
+        encode(Kind.SEND_BARRIER, sender=0, seq=7),
+        encode(Kind.SEND_BARRIER, sender=1, seq=8),
     ]
     context = zmq.Context()
     sock = context.socket(zmq.DEALER)
@@ -320,8 +326,41 @@ def test_garbage_and_truncated_messages_are_refused_and_the_server_keeps_serving
     assert "expected float32 [13, 1], got float32 [12, 1]" in replies[4].text
     assert "may only send its own copies" in replies[5].text
     assert "not a parameter this pserver holds" in replies[6].text
+    assert "float32 [4294967296, 4294967296] needs 73786976294838206464" in replies[8].text
+    assert "SelectedRows value of rank 0" in replies[9].text
+    for sender, reply in ((0, replies[10]), (1, replies[11])):
+        assert f"send barrier of trainer {sender} before its gradients ['fc_0.b_0@GRAD.trainer_{sender}'" in reply.text
     assert_all_exit_zero(results)
     assert "dropped a malformed message" in results["pserver"][1]
+
+
+def _wire_header(kind, name: bytes, shape, flags=0) -> bytes:
+    """A header frame as a peer could forge it (float32, sender 0)."""
+    import struct
+
+    from fleetgraph.executor.comm.wire import _FIXED, MAGIC
+
+    head = _FIXED.pack(MAGIC, int(kind), 1, len(shape), flags, 0, 1, 0, len(name))
+    return head + name + struct.pack(f"<{len(shape)}q", *shape)
+
+
+def test_a_pserver_whose_port_is_taken_exits_at_once_saying_so():
+    import socket
+
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    ep = f"127.0.0.1:{taken.getsockname()[1]}"
+    try:
+        with ProcessGroup(timeout=60) as group:
+            started = time.monotonic()
+            group.start("pserver", [PS_TRAIN, "pserver", ep, "--pservers", ep, "--trainers", "1"], env=FAST_TIMEOUT)
+            results = group.wait()
+    finally:
+        taken.close()
+    code, out = results["pserver"]
+    assert code != 0 and time.monotonic() - started < 30  # it hung in Context.term before
+    assert f"listen_and_serv {ep}: cannot listen there: Address already in use" in out, out[-2000:]
 
 
 def test_a_worker_that_stopped_no_longer_counts_at_barrier_worker():

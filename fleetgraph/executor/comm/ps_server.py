@@ -62,6 +62,7 @@ class PServer:
         }  # sender -> (identity, seq, value)
         self.timeout = rpc_timeout()
         self.steps = 0
+        self.received: set[str] = set()  # sync: the gradient copies received for the coming step
 
     # -- the loop --------------------------------------------------------------------------------
     def serve(self) -> int:
@@ -71,10 +72,13 @@ class PServer:
         sock.setsockopt(zmq.LINGER, 1000)
         sock.setsockopt(zmq.SNDHWM, 0)
         sock.setsockopt(zmq.RCVHWM, 0)
-        sock.bind(f"tcp://{self.endpoint}")
         self.sock = sock
-        log.info("pserver %s: serving %d trainers", self.endpoint, self.fanin)
         try:
+            try:
+                sock.bind(f"tcp://{self.endpoint}")
+            except zmq.ZMQError as e:
+                raise BindError(f"listen_and_serv {self.endpoint}: cannot listen there: {e.strerror}") from None
+            log.info("pserver %s: serving %d trainers", self.endpoint, self.fanin)
             while self.live:
                 if sock.poll(200, zmq.POLLIN):
                     self._handle(sock.recv_multipart(copy=False))
@@ -119,6 +123,9 @@ class PServer:
             handler(identity, msg)
         except _Refused as e:
             self._refuse(identity, msg, str(e))
+        except Exception as e:  # no message may stop the server: the sender gets the error, the log the trace
+            log.exception("pserver %s: %s failed", self.endpoint, msg.describe())
+            self._refuse(identity, msg, f"{type(e).__name__}: {e}")
 
     # -- messages --------------------------------------------------------------------------------
     def _on_send(self, identity: bytes, msg: Message) -> None:
@@ -152,6 +159,7 @@ class PServer:
             raise _Refused(f"trainer {msg.sender} may only send its own copies ('*.trainer_{msg.sender}')")
         _check_value(var, msg)
         self.env[msg.name] = msg.value
+        self.received.add(msg.name)
         if self.mode != SYNC:
             self.ctx.run_block(self._block_for(msg.name))
             self.steps += 1
@@ -197,8 +205,18 @@ class PServer:
         if later_fetch or (self.mode != SYNC and msg.kind == Kind.SEND_BARRIER):  # nothing to wait for
             self._reply(identity, encode(Kind.ACK, seq=msg.seq))
             return
+        if msg.kind == Kind.SEND_BARRIER:
+            missing = sorted(set(self._sent_by(msg.sender)) - self.received)
+            if missing:
+                raise _Refused(f"send barrier of trainer {msg.sender} before its gradients {missing} of this step")
         self.waiting[msg.kind][msg.sender] = (identity, msg.seq, None)
         self._release_barriers()
+
+    def _sent_by(self, trainer: int) -> list[str]:
+        """The gradient (copies) a trainer sends here each sync step."""
+        if self.fanin == 1:
+            return list(self.block_of)
+        return [f"{merged}.trainer_{trainer}" for merged in self.block_of]
 
     def _on_exchange(self, identity: bytes, msg: Message) -> None:
         """A trainer's arrays for each trainer id; answered, once every live trainer sent its own, with
@@ -256,6 +274,7 @@ class PServer:
                     if t not in self.live:
                         self.env[c] = _mean(live)
             self.ctx.run_block(block)
+        self.received.clear()
         self.steps += 1
 
     # -- helpers ---------------------------------------------------------------------------------
@@ -305,6 +324,10 @@ _BARRIERS = {
 
 class _Refused(FleetgraphError):
     pass
+
+
+class BindError(FleetgraphError):
+    """A pserver cannot listen at its endpoint (the port is taken, the address is not this host's)."""
 
 
 def _is_batch(body) -> bool:

@@ -12,6 +12,7 @@ agree (and the LoD describes the rows) before touching it.
 from __future__ import annotations
 
 import enum
+import math
 import struct
 from dataclasses import dataclass
 
@@ -140,6 +141,8 @@ def decode(frames) -> Message:
     sparse, lod = bool(flags & FLAG_SPARSE), bool(flags & FLAG_LOD)
     if sparse and lod:
         raise WireError(f"{kind.name} {name!r}: flags say both SelectedRows and LoD; expected at most one")
+    if (sparse or lod) and not shape:
+        raise WireError(f"{kind.name} {name!r}: a {'SelectedRows' if sparse else 'LoD'} value of rank 0; expected rows")
     want_frames = 2 + sparse + lod
     if len(frames) != want_frames:
         raise WireError(f"{kind.name} {name!r}: {len(frames)} frames; expected {want_frames}")
@@ -183,7 +186,7 @@ def _buffer(frame):
 
 def _array(frame, dtype: str, shape, what: str) -> np.ndarray:
     buf = _buffer(frame)
-    expected = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
+    expected = math.prod(shape) * np.dtype(dtype).itemsize  # Python ints: huge dims cannot wrap to 0
     if buf.nbytes != expected:
         raise WireError(f"{what!r}: payload of {buf.nbytes} bytes; {dtype} {list(shape)} needs {expected}")
     return np.frombuffer(buf, dtype=dtype).reshape(shape)
@@ -231,7 +234,7 @@ def unpack_arrays(buf: np.ndarray) -> list[np.ndarray]:
         pos += 2 + ndim
     offset = pos * _PACK_HEAD
     for dtype, shape in shapes:
-        size = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
+        size = math.prod(shape) * np.dtype(dtype).itemsize
         if offset + size > len(buf):
             raise WireError(f"packed arrays: a {dtype} {list(shape)} runs past the payload's {len(buf)} bytes")
         out.append(buf[offset : offset + size].view(dtype).reshape(shape))
