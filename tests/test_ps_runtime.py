@@ -252,9 +252,15 @@ def test_trainer_killed_in_sync_mode_makes_the_pservers_fail_with_a_timeout():
         assert "FLEETGRAPH_RPC_TIMEOUT=3" in out
     # trainer 0 waits at whichever barrier the kill found it before; a pserver that had already
     # released that barrier only knows that nobody talks to it any more
-    waits = r"trainers \[0\] wait at the (send|fetch) barrier for trainer\(s\) \[1\]"
+    waits = r"trainers \[0\] wait(ed)? at the (send|fetch) barrier for trainer\(s\) \[1\]"
     assert any(re.search(waits, out) for out in outs), "\n".join(o[-1500:] for o in outs)
-    assert results["trainer 0"][0] != 0
+    code, out = results["trainer 0"]
+    # the waiting trainer hears who is missing from the pserver (it used to say: send_barrier '' ...)
+    assert code != 0
+    assert re.search(r"send_barrier of trainer 0 at 127\.0\.0\.1:\d+ was refused: at the send barrier", out), out[
+        -2000:
+    ]
+    assert "trainer(s) [1] did not arrive within" in out
 
 
 def test_pserver_killed_makes_trainers_fail_within_the_timeout():

@@ -144,18 +144,19 @@ class _Connections:
         import zmq
 
         sock, timeout = self.socket(endpoint), rpc_timeout()
+        what = f"{what} {name!r}" if name else what  # a barrier names no variable
         if not sock.poll(timeout * 1000, zmq.POLLIN):
-            raise CommTimeout(f"{what} {name!r} from {endpoint}: no answer after {timeout} s (FLEETGRAPH_RPC_TIMEOUT)")
+            raise CommTimeout(f"{what} from {endpoint}: no answer after {timeout} s (FLEETGRAPH_RPC_TIMEOUT)")
         frames = sock.recv_multipart(copy=False)
         self.traffic.count(received=sum(f.buffer.nbytes for f in frames))
         try:
             answer = decode(frames)
         except WireError as e:
-            raise FleetgraphError(f"{what} {name!r} from {endpoint}: malformed answer ({e})") from None
+            raise FleetgraphError(f"{what} from {endpoint}: malformed answer ({e})") from None
         if answer.kind == Kind.ERROR:
-            raise FleetgraphError(f"{what} {name!r} at {endpoint} was refused: {answer.text}")
+            raise FleetgraphError(f"{what} at {endpoint} was refused: {answer.text}")
         if answer.seq != seq:
-            raise FleetgraphError(f"{what} {name!r} from {endpoint}: answer to request {answer.seq}, expected {seq}")
+            raise FleetgraphError(f"{what} from {endpoint}: answer to request {answer.seq}, expected {seq}")
         return answer
 
     def close(self) -> None:
@@ -475,7 +476,9 @@ class PSClient:
 
     def _barrier(self, what: str, kind: Kind, endpoints: list[str], trainer_id: int) -> None:
         self._note(endpoints, trainer_id)
-        self.connections.request(what, [(ep, kind, "", None) for ep in endpoints], trainer_id)
+        self.connections.request(
+            f"{what} of trainer {trainer_id}", [(ep, kind, "", None) for ep in endpoints], trainer_id
+        )
 
     def geo_step(
         self,

@@ -63,6 +63,8 @@ class PServer:
         self.timeout = rpc_timeout()
         self.steps = 0
         self.received: set[str] = set()  # sync: the gradient copies received for the coming step
+        self.wait_since: dict[Kind, float] = {}  # when the first trainer came to wait at a barrier
+        self.expired = ""  # who waited for whom at the last barrier that timed out
 
     # -- the loop --------------------------------------------------------------------------------
     def serve(self) -> int:
@@ -82,6 +84,7 @@ class PServer:
             while self.live:
                 if sock.poll(200, zmq.POLLIN):
                     self._handle(sock.recv_multipart(copy=False))
+                self._expire_barriers()
                 self._check_silence()
         finally:
             sock.close()
@@ -209,7 +212,11 @@ class PServer:
             missing = sorted(set(self._sent_by(msg.sender)) - self.received)
             if missing:
                 raise _Refused(f"send barrier of trainer {msg.sender} before its gradients {missing} of this step")
-        self.waiting[msg.kind][msg.sender] = (identity, msg.seq, None)
+        self._wait(msg.kind, msg.sender, (identity, msg.seq, None))
+
+    def _wait(self, kind: Kind, sender: int, entry: tuple) -> None:
+        self.wait_since.setdefault(kind, time.monotonic())
+        self.waiting[kind][sender] = entry
         self._release_barriers()
 
     def _sent_by(self, trainer: int) -> list[str]:
@@ -227,8 +234,7 @@ class PServer:
             raise _Refused(f"exchange: {e}") from None
         if parts is None or len(parts) != self.fanin:
             raise _Refused(f"exchange: expected one packed payload for each of the {self.fanin} trainers")
-        self.waiting[Kind.WORKER_EXCHANGE][msg.sender] = (identity, msg.seq, parts)
-        self._release_barriers()
+        self._wait(Kind.WORKER_EXCHANGE, msg.sender, (identity, msg.seq, parts))
 
     def _on_complete(self, identity: bytes, msg: Message) -> None:
         self.live.discard(msg.sender)
@@ -257,6 +263,35 @@ class PServer:
                 else:
                     self._reply(identity, encode(Kind.ACK, seq=seq))
             waiting.clear()
+            self.wait_since.pop(kind, None)
+
+    def _missing(self, kind: Kind) -> list[int]:
+        arrived = set(self.waiting[kind]) | (self.started if kind == Kind.FETCH_BARRIER else set())
+        return sorted(self.live - arrived)
+
+    def _expire_barriers(self) -> None:
+        """Trainers kept waiting at a barrier most of the timeout are answered with an error naming
+        the trainers that did not come, before their own timeout tells them less."""
+        now = time.monotonic()
+        for kind, since in list(self.wait_since.items()):
+            if not self.waiting[kind]:  # its waiters finished training meanwhile
+                del self.wait_since[kind]
+                continue
+            if now - since < EXPIRE_BARRIER * self.timeout:
+                continue
+            why = (
+                f"at the {_BARRIERS[kind]} of {self.endpoint}, trainer(s) {self._missing(kind)} did not arrive "
+                f"within {now - since:.1f} s (FLEETGRAPH_RPC_TIMEOUT={self.timeout:g}): they died or are stuck"
+            )
+            log.error("pserver %s: %s", self.endpoint, why)
+            self.expired = (
+                f"; trainers {sorted(self.waiting[kind])} waited at the {_BARRIERS[kind]} "
+                f"for trainer(s) {self._missing(kind)} (told so after {now - since:.1f} s)"
+            )
+            for identity, seq, _ in self.waiting[kind].values():
+                self._reply(identity, encode(Kind.ERROR, seq=seq, text=why))
+            self.waiting[kind].clear()
+            del self.wait_since[kind]
 
     def _step_schedule(self, sync: bool = False) -> None:
         """The learning-rate schedule's block, once per optimization round: a sync step, or (async,
@@ -296,12 +331,12 @@ class PServer:
         waited = time.monotonic() - self.last_message
         if waited <= self.timeout:
             return
-        detail = ""
+        detail = self.expired
         for kind, name in _BARRIERS.items():
             if self.waiting[kind]:
-                arrived = set(self.waiting[kind]) | (self.started if kind == Kind.FETCH_BARRIER else set())
-                missing = sorted(self.live - arrived)
-                detail = f"; trainers {sorted(self.waiting[kind])} wait at the {name} for trainer(s) {missing}"
+                detail = (
+                    f"; trainers {sorted(self.waiting[kind])} wait at the {name} for trainer(s) {self._missing(kind)}"
+                )
         raise CommTimeout(
             f"listen_and_serv {self.endpoint}: no message from trainers {sorted(self.live)} for "
             f"{waited:.1f} s{detail} (FLEETGRAPH_RPC_TIMEOUT={self.timeout:g})"
@@ -313,6 +348,8 @@ class PServer:
             if var.persistable and self.env.get(name) is not None:
                 self.ctx.scope.vars[name] = self.env[name]
 
+
+EXPIRE_BARRIER = 0.8  # of the timeout: waiting trainers hear who is missing before their own timeout
 
 _BARRIERS = {
     Kind.SEND_BARRIER: "send barrier",
