@@ -101,7 +101,7 @@ class Ring:
             if self._shared is None:
                 _keep_heap_memory()
         except BaseException:
-            self.close()
+            self.close(linger_ms=0)  # a ring that never formed has nothing worth delivering
             raise
 
     @property
@@ -219,13 +219,17 @@ class Ring:
             self._broken = f"{type(e).__name__}: {first_line}" if first_line else type(e).__name__
             raise
 
-    def close(self) -> None:
+    def close(self, linger_ms: int | None = None) -> None:
+        """Close the sockets, letting queued messages drain to a live peer for at most LINGER_MS
+        (and the timeout); none at all once the ring is broken: nobody will read them."""
+        if linger_ms is None:
+            linger_ms = 0 if self._broken is not None else min(LINGER_MS, int(rpc_timeout() * 1000))
         if self._shared is not None:
             self._shared.close()
             self._shared = None
         for sock in (self._outbox, self._inbox):
             if sock is not None and not sock.closed:
-                sock.close(linger=LINGER_MS)
+                sock.close(linger=linger_ms)
 
     def __repr__(self) -> str:
         return f"Ring(ring_id={self.ring_id}, rank={self.rank} of {self.nranks}, {self.endpoints[self.rank]})"
