@@ -78,6 +78,10 @@ def test_ps_mode_gives_each_role_its_log_and_both_spellings_of_its_env(tmp_path,
     server_list = servers[0]["PADDLE_PSERVERS_IP_PORT_LIST"].split(",")
     worker_list = workers[0]["PADDLE_TRAINER_ENDPOINTS"].split(",")
     assert len(set(server_list + worker_list)) == 4
+    # one host: the servers get loopback addresses of their own on one port, so that Fluid scripts
+    # can build their endpoints from PADDLE_PSERVER_IPS and PADDLE_PSERVER_PORT
+    port = server_list[0].split(":")[1]
+    assert server_list == [f"127.0.0.1:{port}", f"127.0.0.2:{port}"]
     for i, env in enumerate(servers):
         assert env == {
             "TRAINING_ROLE": "PSERVER",
@@ -86,11 +90,12 @@ def test_ps_mode_gives_each_role_its_log_and_both_spellings_of_its_env(tmp_path,
             "PADDLE_TRAINER_ENDPOINTS": ",".join(worker_list),
             "PADDLE_TRAINERS_NUM": "2",
             "PADDLE_TRAINERS": "2",
-            "PADDLE_PORT": server_list[i].split(":")[1],
-            "POD_IP": "127.0.0.1",
-            "PADDLE_CURRENT_IP": "127.0.0.1",
+            "PADDLE_PORT": port,
+            "POD_IP": f"127.0.0.{i + 1}",
+            "PADDLE_CURRENT_IP": f"127.0.0.{i + 1}",
             "PADDLE_CURRENT_ENDPOINT": server_list[i],
-            "PADDLE_PSERVER_IPS": "127.0.0.1,127.0.0.1",  # two ports: no PADDLE_PSERVER_PORT
+            "PADDLE_PSERVER_IPS": "127.0.0.1,127.0.0.2",
+            "PADDLE_PSERVER_PORT": port,
         }
     for i, env in enumerate(workers):
         assert env["TRAINING_ROLE"] == env["PADDLE_TRAINING_ROLE"] == "TRAINER"
@@ -98,7 +103,8 @@ def test_ps_mode_gives_each_role_its_log_and_both_spellings_of_its_env(tmp_path,
         assert env["PADDLE_PORT"] == worker_list[i].split(":")[1]
         assert env["PADDLE_TRAINERS_NUM"] == env["PADDLE_TRAINERS"] == "2"
         assert env["PADDLE_PSERVERS_IP_PORT_LIST"] == ",".join(server_list)
-        assert "PADDLE_CURRENT_ENDPOINT" not in env and "PADDLE_PSERVER_PORT" not in env
+        assert env["PADDLE_CURRENT_ENDPOINT"] == worker_list[i]
+        assert env["PADDLE_PSERVER_IPS"] == "127.0.0.1,127.0.0.2" and env["PADDLE_PSERVER_PORT"] == port
     assert (log / "endpoints.log").read_text().split() == [
         "PADDLE_TRAINER_ENDPOINTS:",
         *worker_list,
@@ -171,9 +177,16 @@ def test_collective_mode_gives_each_rank_its_env(tmp_path, marker):
             "PADDLE_CURRENT_ENDPOINT": endpoints[rank],
             "FLAGS_selected_gpus": str(rank),
             "TRAINING_ROLE": "TRAINER",
+            "PADDLE_TRAINING_ROLE": "TRAINER",
+            "PADDLE_TRAINERS": "2",
+            "PADDLE_CURRENT_IP": "127.0.0.1",
+            "POD_IP": "127.0.0.1",
+            "PADDLE_PORT": endpoints[rank].split(":")[1],
         }
     assert done.stdout.count("Distributed Envs") == 1
     assert f"|{'FLAGS_selected_gpus':>40s}  {'0':^45s}|" in done.stdout
+    if not any(d.startswith("nvidia") and d[6:].isdigit() for d in os.listdir("/dev")):
+        assert "launch: warning: --gpus 0,1 but this host shows no NVIDIA GPU" in done.stderr
     assert_nothing_left(marker)
 
 

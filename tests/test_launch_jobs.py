@@ -102,3 +102,39 @@ def test_seed_002_static_collective_script_runs_with_two_ranks(tmp_path, marker)
         losses = [float(ln.split("loss: ")[1].split(",")[0]) for ln in lines]
         assert len(losses) == 10 and losses[-1] < losses[0] / 4, lines
     assert_nothing_left(marker)
+
+
+def test_seed_001_runs_under_launch_ps_with_two_servers_and_two_workers(tmp_path, marker):
+    """Seed 001 reads PADDLE_PSERVER_IPS and one PADDLE_PSERVER_PORT: the launcher gives its two
+    servers two loopback addresses on one port (it used to give two ports, and the script's
+    endpoint list named one server twice)."""
+    script = os.path.join(SCRIPTS, "seed001_dist_train.py")
+    proc = launcher(tmp_path, "launch_ps", "--server_num", "2", "--worker_num", "2", script, marker)
+    code, out = finish(proc, timeout=240)
+    assert code == 0, out[-3000:]
+    for t in (0, 1):
+        text = (tmp_path / "log" / f"workerlog.{t}").read_text()
+        lines = [ln for ln in text.splitlines() if ln.startswith("Epoch:")]
+        assert lines[-1].startswith("Epoch: 29, Batch: 49"), text[-2000:]
+        assert float(lines[-1].rsplit(" ", 1)[1]) < float(lines[0].rsplit(" ", 1)[1]) / 10
+    assert_nothing_left(marker)
+
+
+def test_a_server_whose_port_is_taken_fails_the_job_at_once_showing_why(tmp_path, marker):
+    import socket
+
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    port = taken.getsockname()[1]
+    script = os.path.join(SCRIPTS, "fleet_launched.py")
+    try:
+        started = time.monotonic()
+        proc = launcher(tmp_path, "launch", "--servers", f"127.0.0.1:{port}", "--workers", "127.0.0.1", script, marker)
+        code, out = finish(proc, timeout=60)
+    finally:
+        taken.close()
+    assert code != 0
+    assert time.monotonic() - started < 15  # not the trainer's 20 s timeout: the server's own error, at once
+    assert f"listen_and_serv 127.0.0.1:{port}: cannot listen there: Address already in use" in out, out[-3000:]
+    assert_nothing_left(marker)

@@ -114,6 +114,12 @@ def make_plan(args: argparse.Namespace, *, ps_launcher: bool = False) -> Plan:
         plan = _ps_plan(args, default_count=2 if ps_launcher else 1)
     else:
         plan = _collective_plan(args)
+    if args.gpus and not _gpu_devices():
+        print(
+            f"launch: warning: --gpus {args.gpus} but this host shows no NVIDIA GPU (no /dev/nvidiaN); each "
+            "process still gets FLAGS_selected_gpus, and a script that asks for CUDAPlace will fail",
+            file=sys.stderr,
+        )
     _share_cores(plan.local)
     return plan
 
@@ -143,6 +149,8 @@ def _ps_plan(args: argparse.Namespace, default_count: int) -> Plan:
         raise LaunchError("--ips applies to collective mode; on several hosts give --servers and --workers")
     servers = _ps_entries(args.servers, args.server_num, "server", default_count)
     workers = _ps_entries(args.workers, args.worker_num, "worker", default_count)
+    if not args.servers and args.started_port is None and len(servers) > 1:
+        servers = _loopback_servers(len(servers))
     everyone = _fill_ports(servers + workers, args.started_port, DEFAULT_PS_PORT, args.node_ip)
     servers, workers = everyone[: len(servers)], everyone[len(servers) :]
     gpus = _split(args.gpus)
@@ -160,6 +168,14 @@ def _ps_plan(args: argparse.Namespace, default_count: int) -> Plan:
     if not local:
         raise LaunchError(f"no server or worker is on this host; {_local_hint()}")
     return Plan("ps", servers, workers, local)
+
+
+def _loopback_servers(count: int) -> list[str]:
+    """Servers on one host: 127.0.0.1, 127.0.0.2, ... on one port (free on every local address), so
+    that Fluid scripts, which build every endpoint from PADDLE_PSERVER_IPS and one
+    PADDLE_PSERVER_PORT, reach each of them. Linux routes all of 127/8 to the loopback device."""
+    port = _free_ports(1)[0]
+    return [f"127.0.0.{i + 1}:{port}" for i in range(count)]
 
 
 def _ps_entries(listed: str, count: int | None, role: str, default: int) -> list[str]:
@@ -185,8 +201,7 @@ def _ps_env(role: str, endpoint: str, servers: list[str], workers: list[str], tr
         "PADDLE_PORT": port,
         "POD_IP": ip,
     }
-    if role == "PSERVER":
-        env["PADDLE_CURRENT_ENDPOINT"] = endpoint
+    env["PADDLE_CURRENT_ENDPOINT"] = endpoint
     env |= {"PADDLE_PSERVER_IPS": ",".join(_host(e) for e in servers)}
     if len(server_ports) == 1:  # Fluid scripts build every endpoint from one shared port
         env["PADDLE_PSERVER_PORT"] = server_ports.pop()
@@ -210,6 +225,7 @@ def _collective_plan(args: argparse.Namespace) -> Plan:
     for rank, ep in enumerate(workers):
         if not _is_local(_host(ep), args.node_ip):
             continue
+        ip, port = ep.rsplit(":", 1)
         env = {
             "PADDLE_TRAINER_ID": str(rank),
             "PADDLE_CURRENT_ENDPOINT": ep,
@@ -219,6 +235,9 @@ def _collective_plan(args: argparse.Namespace) -> Plan:
         if groups[rank % len(groups)]:
             env["FLAGS_selected_gpus"] = groups[rank % len(groups)]
         env["TRAINING_ROLE"] = "TRAINER"
+        # Fluid's spellings, as for parameter-server roles
+        env |= {"PADDLE_TRAINING_ROLE": "TRAINER", "PADDLE_TRAINERS": str(len(workers))}
+        env |= {"PADDLE_CURRENT_IP": ip, "POD_IP": ip, "PADDLE_PORT": port}
         local.append(ProcSpec(f"worker.{rank}", "worker", f"workerlog.{rank}", env))
     if not local:
         raise LaunchError(f"none of --ips {args.ips} is this host; {_local_hint()}")
@@ -244,6 +263,11 @@ def _visible_gpu_count() -> int:
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
     if visible is not None:
         return len([d for d in _split(visible) if d != "-1"])
+    return _gpu_devices()
+
+
+def _gpu_devices() -> int:
+    """The /dev/nvidiaN devices of this host."""
     try:
         return sum(1 for d in os.listdir("/dev") if d.startswith("nvidia") and d[6:].isdigit())
     except OSError:
@@ -259,7 +283,7 @@ def _fill_ports(entries: list[str], started: int | None, default: int, node_ip: 
     hosts = [_check_entry(e) for e in entries]
     missing = [i for i, e in enumerate(entries) if ":" not in e]
     if started is None and all(_is_local(h, node_ip) for h in hosts):
-        ports = _free_ports(len(missing))
+        ports = _free_ports(len(missing), avoid={int(e.rpartition(":")[2]) for e in entries if ":" in e})
     else:
         taken: dict[str, int] = {}
         ports = []
@@ -284,15 +308,17 @@ def _check_entry(entry: str) -> str:
     return host
 
 
-def _free_ports(n: int) -> list[int]:
-    """n distinct ports that are free on every local address right now."""
-    sockets = []
+def _free_ports(n: int, avoid: frozenset[int] | set[int] = frozenset()) -> list[int]:
+    """n distinct ports that are free on every local address right now (and not in `avoid`)."""
+    sockets, ports = [], []
     try:
-        for _ in range(n):
+        while len(ports) < n:
             s = socket.socket()
             s.bind(("", 0))
             sockets.append(s)
-        return [s.getsockname()[1] for s in sockets]
+            if s.getsockname()[1] not in avoid:
+                ports.append(s.getsockname()[1])
+        return ports
     finally:
         for s in sockets:
             s.close()
