@@ -350,6 +350,61 @@ def _wire_header(kind, name: bytes, shape, flags=0) -> bytes:
     return head + name + struct.pack(f"<{len(shape)}q", *shape)
 
 
+def _rss_mb(pid: int) -> float:
+    with open(f"/proc/{pid}/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmRSS:")) / 1024
+
+
+def test_a_huge_frame_and_unread_answers_do_not_grow_a_pserver(tmp_path):
+    """A 256 MiB frame (bigger than any variable of the program) disconnects its sender before it is
+    read, and 3,000 requests for a 100 KB parameter whose answers are never read queue a bounded
+    number of answers (they all stayed in the pserver before: 300 MB)."""
+    import zmq
+
+    from fleetgraph.executor.comm.wire import Kind, encode
+
+    ep = endpoints(1)[0]
+    common = ["--pservers", ep, "--trainers", "1", "--steps", "20", "--model", "mlp"]
+    context = zmq.Context()
+    try:
+        with ProcessGroup(timeout=120) as group:
+            server = group.start("pserver", [PS_TRAIN, "pserver", ep, *common], env=FAST_TIMEOUT)
+            hog = context.socket(zmq.DEALER)
+            hog.setsockopt(zmq.LINGER, 0)
+            hog.connect(f"tcp://{ep}")
+            ask = encode(Kind.GET, "fc_0.w_0", sender=0, seq=1)
+            hog.send_multipart(ask)
+            assert hog.poll(30000), "the pserver never answered"
+            hog.recv_multipart()
+            before = _rss_mb(server.popen.pid)
+            big = np.zeros(64 << 20, "float32")  # 256 MiB
+            hog.send_multipart(encode(Kind.SEND, "fc_0.w_0@GRAD", big, sender=0, seq=2), copy=False)
+            del big
+            reader = context.socket(zmq.DEALER)
+            reader.setsockopt(zmq.LINGER, 0)
+            reader.setsockopt(zmq.RCVHWM, 1)
+            reader.setsockopt(zmq.RCVBUF, 4096)
+            reader.connect(f"tcp://{ep}")
+            for seq in range(3000):  # each answer packs its own copy of the parameter
+                reader.send_multipart(encode(Kind.GET_BATCH, "fc_0.w_0\nfc_0.b_0", sender=0, seq=seq))
+            probe = context.socket(zmq.DEALER)
+            probe.setsockopt(zmq.LINGER, 0)
+            probe.connect(f"tcp://{ep}")
+            time.sleep(1)
+            probe.send_multipart(ask)  # answered once the server got through what came before
+            assert probe.poll(30000), "the pserver stopped answering"
+            probe.close()
+            after = _rss_mb(server.popen.pid)
+            hog.close()
+            reader.close()
+            group.start("trainer 0", [PS_TRAIN, "trainer", "0", "--out", str(tmp_path / "t.npz"), *common])
+            results = group.wait()
+    finally:
+        context.term()
+    assert_all_exit_zero(results)
+    assert after - before < 40, f"RSS {before:.0f} -> {after:.0f} MB"
+
+
 def test_a_pserver_whose_port_is_taken_exits_at_once_saying_so():
     import socket
 

@@ -23,6 +23,24 @@ def rpc_timeout() -> float:
     return value
 
 
+DEFAULT_MAX_MESSAGE_MB = 64
+
+
+def max_message_bytes(largest_var_bytes: int = 0) -> int:
+    """The largest frame a pserver takes from a peer (a bigger one disconnects it before ZeroMQ
+    allocates it): the largest variable its program declares, with room for a header, and at least
+    FLEETGRAPH_MAX_MESSAGE_MB (default 64; worker exchanges such as a global shuffle carry data of
+    no declared shape)."""
+    raw = os.environ.get("FLEETGRAPH_MAX_MESSAGE_MB", "")
+    try:
+        floor_mb = float(raw) if raw else DEFAULT_MAX_MESSAGE_MB
+    except ValueError:
+        floor_mb = -1.0
+    if floor_mb <= 0:
+        raise FleetgraphError(f"FLEETGRAPH_MAX_MESSAGE_MB={raw!r}: expected a positive number of MiB, e.g. 256")
+    return max(int(floor_mb * (1 << 20)), largest_var_bytes + (1 << 20))
+
+
 class CommTimeout(FleetgraphError, TimeoutError):
     """A wait ran past FLEETGRAPH_RPC_TIMEOUT; the message names who was waited for and for what."""
 

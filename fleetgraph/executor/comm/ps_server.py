@@ -18,6 +18,7 @@ with an error and logged, and the server goes on serving.
 from __future__ import annotations
 
 import logging
+import math
 import time
 
 import numpy as np
@@ -25,8 +26,8 @@ import numpy as np
 from ...ir import FleetgraphError, VarType
 from ...ops.selected_rows import SelectedRows, merge_dense
 from ...ops.sparse_table import SparseTable
-from .config import CommTimeout, rpc_timeout
-from .wire import MAGIC, Kind, Message, WireError, decode, decode_batch, encode, pack_arrays, unpack_arrays
+from .config import CommTimeout, max_message_bytes, rpc_timeout
+from .wire import DTYPES, MAGIC, Kind, Message, WireError, decode, decode_batch, encode, pack_arrays, unpack_arrays
 
 log = logging.getLogger("fleetgraph.comm")
 SYNC = 0
@@ -72,8 +73,12 @@ class PServer:
 
         sock = self.context.socket(zmq.ROUTER)
         sock.setsockopt(zmq.LINGER, 1000)
-        sock.setsockopt(zmq.SNDHWM, 0)
-        sock.setsockopt(zmq.RCVHWM, 0)
+        # What one peer can make the server hold: frames no bigger than the program's largest
+        # variable (a bigger one disconnects the peer before it is read), a bounded queue of its
+        # messages, and of answers it does not read (dropped past the mark)
+        sock.setsockopt(zmq.MAXMSGSIZE, max_message_bytes(self._largest_var_bytes()))
+        sock.setsockopt(zmq.SNDHWM, PEER_QUEUE)
+        sock.setsockopt(zmq.RCVHWM, PEER_QUEUE)
         self.sock = sock
         try:
             try:
@@ -91,6 +96,13 @@ class PServer:
         self._write_back()
         log.info("pserver %s: every trainer is done after %d steps", self.endpoint, self.steps)
         return self.steps
+
+    def _largest_var_bytes(self) -> int:
+        sizes = [0]
+        for var in self.vars.values():
+            if var.shape and all(d >= 0 for d in var.shape) and var.dtype in DTYPES:
+                sizes.append(math.prod(var.shape) * np.dtype(var.dtype).itemsize)
+        return max(sizes)
 
     def _handle(self, frames) -> None:
         identity, body = frames[0].bytes, frames[1:]
@@ -349,6 +361,7 @@ class PServer:
                 self.ctx.scope.vars[name] = self.env[name]
 
 
+PEER_QUEUE = 128  # messages queued per peer each way; a trainer has at most 64 (MAX_IN_FLIGHT) unanswered
 EXPIRE_BARRIER = 0.8  # of the timeout: waiting trainers hear who is missing before their own timeout
 
 _BARRIERS = {

@@ -51,6 +51,7 @@ from .wire import DTYPES, Kind, Message, WireError, decode, encode
 PIECE_BYTES = 4 << 20
 MIN_PIECE_BYTES = 2 << 20
 PIECES_PER_CHUNK = 4
+INBOX_QUEUE = 64  # pieces
 # How long close() lets queued messages drain to a live peer before dropping them.
 LINGER_MS = 2000
 RECONNECT_MS = 50
@@ -117,7 +118,10 @@ class Ring:
         sock = context.socket(kind)
         sock.setsockopt(zmq.LINGER, LINGER_MS)
         sock.setsockopt(zmq.SNDHWM, 0)  # never block or drop a send: a chunk's pieces queue up
-        sock.setsockopt(zmq.RCVHWM, 0)
+        # a receiver holds a bounded queue of pieces no bigger than a piece from any one peer; the
+        # rest wait at the sender (its queue above is unbounded), so nothing is lost
+        sock.setsockopt(zmq.RCVHWM, INBOX_QUEUE)
+        sock.setsockopt(zmq.MAXMSGSIZE, PIECE_BYTES + (1 << 20))
         sock.setsockopt(zmq.RECONNECT_IVL, RECONNECT_MS)
         sock.setsockopt(zmq.SNDTIMEO, int(rpc_timeout() * 1000))
         return sock
