@@ -18,9 +18,10 @@ from models import global_batches
 
 import fleetgraph as paddle
 from fleetgraph.executor.comm import ring as ring_module
-from fleetgraph.executor.comm import shm
+from fleetgraph.executor.comm import security, shm
 from fleetgraph.executor.comm.config import CommTimeout
 from fleetgraph.executor.comm.ring import Ring, RingError
+from fleetgraph.executor.comm.wire import Kind, encode
 from fleetgraph.ops.collective import coalesced_offsets
 
 COLLECTIVE_TRAIN = os.path.join(SCRIPTS, "collective_train.py")
@@ -68,6 +69,7 @@ def run_ranks(nranks: int, body, delays=None, context=None, transport=None) -> l
     for t in threads:
         t.join(timeout=30)
     assert not any(t.is_alive() for t in threads), "a rank is still running after 30 s"
+    security.stop(context)  # the ZAP handler a job secret started
     context.term()
     return results
 
@@ -203,6 +205,34 @@ def test_ranks_may_start_in_any_order(transport):
     _raise_first(results)
     for got in results:
         np.testing.assert_array_equal(got, [3, 3])
+
+
+def test_with_a_job_secret_a_ring_takes_nothing_from_processes_without_it(monkeypatch):
+    """Ranks of a job with FLEETGRAPH_JOB_SECRET over TCP: garbage pushed at a rank's inbox by a
+    process without the secret never reaches it (without a secret it breaks the ring)."""
+    monkeypatch.setenv("FLEETGRAPH_JOB_SECRET", "ring secret")
+    monkeypatch.setenv("FLEETGRAPH_RING_TRANSPORT", "tcp")
+    context = zmq.Context()
+    pushers = []
+
+    def body(ring):
+        if ring.rank == 0:
+            sock = context.socket(zmq.PUSH)
+            sock.setsockopt(zmq.LINGER, 0)
+            sock.connect(f"tcp://{ring.endpoints[0]}")
+            for seq in range(200):
+                sock.send_multipart(encode(Kind.RING, "allreduce:0:0:0", np.ones(2, np.float32), sender=1, seq=seq))
+            pushers.append(sock)
+        return [ring.allreduce(np.full(4, ring.rank + 1.0, np.float32)) for _ in range(20)]
+
+    results = run_ranks(2, body, context=zmq.Context(), transport="tcp")
+    for sock in pushers:
+        sock.close()
+    context.term()
+    _raise_first(results)
+    for rank_results in results:
+        for got in rank_results:
+            np.testing.assert_array_equal(got, [3, 3, 3, 3])
 
 
 def test_a_peer_that_never_starts_times_out_naming_its_endpoint(monkeypatch):

@@ -405,6 +405,64 @@ def test_a_huge_frame_and_unread_answers_do_not_grow_a_pserver(tmp_path):
     assert after - before < 40, f"RSS {before:.0f} -> {after:.0f} MB"
 
 
+def test_without_the_job_secret_a_process_can_neither_read_push_nor_end_a_job(tmp_path):
+    """A pserver of a job with FLEETGRAPH_JOB_SECRET: a process without the secret (or with another)
+    gets no answer at all, whatever it asks; a trainer's connection can speak only for that trainer."""
+    import zmq
+
+    from fleetgraph.executor.comm.security import keypair
+    from fleetgraph.executor.comm.wire import Kind, decode, encode
+
+    ep = endpoints(1)[0]
+    secret = {"FLEETGRAPH_JOB_SECRET": "a job secret", **FAST_TIMEOUT}
+    common = ["--pservers", ep, "--trainers", "2", "--steps", "10"]
+    attempts = [
+        encode(Kind.GET, "fc_0.w_0", sender=0, seq=1),  # read a parameter
+        encode(Kind.SEND, "fc_0.w_0@GRAD.trainer_0", np.full((13, 1), 1e6, "float32"), sender=0, seq=2),  # push
+        encode(Kind.COMPLETE, sender=0, seq=3),  # end the job: "trainer 0 is done"
+        encode(Kind.COMPLETE, sender=1, seq=4),
+    ]
+
+    def client(secret_for=None, role="trainer:0"):
+        sock = context.socket(zmq.DEALER)
+        sock.setsockopt(zmq.LINGER, 0)
+        if secret_for is not None:
+            sock.curve_serverkey = keypair(secret_for, "server")[0]
+            sock.curve_publickey, sock.curve_secretkey = keypair(secret_for, role)
+        sock.connect(f"tcp://{ep}")
+        return sock
+
+    context = zmq.Context()
+    try:
+        with ProcessGroup(timeout=90) as group:
+            group.start("pserver", [PS_TRAIN, "pserver", ep, *common], env=secret)
+            plain, forged = client(), client(b"another secret")
+            for sock in (plain, forged):
+                for frames in attempts:
+                    sock.send_multipart(frames)
+            time.sleep(2)
+            silent = [sock.poll(0) == 0 for sock in (plain, forged)]
+            # the right secret as trainer 0: it may not speak for trainer 1
+            member = client(b"a job secret")
+            member.send_multipart(encode(Kind.COMPLETE, sender=1, seq=5))
+            assert member.poll(20000), "no answer to an authenticated trainer"
+            refused = decode(member.recv_multipart())
+            for sock in (plain, forged, member):
+                sock.close()
+            for t in (0, 1):
+                out = str(tmp_path / f"{t}.npz")
+                group.start(f"trainer {t}", [PS_TRAIN, "trainer", str(t), "--out", out, *common], env=secret)
+            results = group.wait()
+    finally:
+        context.term()
+    assert silent == [True, True]
+    assert refused.kind == Kind.ERROR
+    assert "sender 1 on a connection that authenticated as trainer:0" in refused.text
+    assert_all_exit_zero(results)  # the pushes and the completes never counted: both trainers trained
+    for t in (0, 1):
+        assert f"trainer {t}: 10 steps" in results[f"trainer {t}"][1]
+
+
 def test_a_pserver_whose_port_is_taken_exits_at_once_saying_so():
     import socket
 

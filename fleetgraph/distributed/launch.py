@@ -12,6 +12,7 @@ import argparse
 import functools
 import ipaddress
 import os
+import secrets
 import signal
 import socket
 import sys
@@ -19,6 +20,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..executor.comm.security import SECRET_ENV
 from .launch_utils import STOP_SIGNALS, LaunchError, ProcSpec, Supervisor, env_table, grace_seconds, log
 
 PS_ARGS = ("server_num", "worker_num", "servers", "workers")
@@ -57,7 +59,7 @@ def launch(argv: Sequence[str] | None = None, *, ps_launcher: bool = False) -> i
     _print_config(args, plan)
     stream = next((s.name for s in plan.local if s.role == "worker"), None)
     command = [sys.executable, "-u", args.training_script, *args.training_script_args]
-    supervisor = Supervisor(command, args.log_dir, stream_name=stream, grace_s=grace)
+    supervisor = Supervisor(command, args.log_dir, stream_name=stream, grace_s=grace, secret_env=_job_secret(plan))
     previous = _install_handlers(supervisor.on_signal)
     try:
         supervisor.start(plan.local)
@@ -69,6 +71,15 @@ def launch(argv: Sequence[str] | None = None, *, ps_launcher: bool = False) -> i
 
 def main() -> None:
     sys.exit(launch())
+
+
+def _job_secret(plan: Plan) -> dict[str, str]:
+    """FLEETGRAPH_JOB_SECRET for the children (executor/comm/security.py): the user's, passed on as it
+    is; else a fresh one when every role of the job is on this host; else none, and the roles on
+    other hosts' addresses refuse to start without it, saying so."""
+    if os.environ.get(SECRET_ENV) or not all(_is_local(_host(e), None) for e in plan.servers + plan.workers):
+        return {}
+    return {SECRET_ENV: secrets.token_hex(32)}
 
 
 def parse_args(argv: Sequence[str] | None = None, *, ps_launcher: bool = False) -> argparse.Namespace:

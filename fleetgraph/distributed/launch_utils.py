@@ -172,6 +172,7 @@ class Supervisor:
     log_dir: str
     stream_name: str | None = None  # the child whose output is echoed to stdout as it comes
     grace_s: float = DEFAULT_GRACE_S
+    secret_env: dict[str, str] = field(default_factory=dict, repr=False)  # for every child; never printed
     children: list[Child] = field(default_factory=list)
     interrupted: int | None = None  # the signal that asked the launcher to stop
     signals: int = 0
@@ -187,7 +188,7 @@ class Supervisor:
             with open(path, "wb") as out:
                 popen = subprocess.Popen(
                     list(self.command),
-                    env={**base, **spec.env},
+                    env={**base, **self.secret_env, **spec.env},
                     stdin=subprocess.DEVNULL,
                     stdout=out,
                     stderr=subprocess.STDOUT,

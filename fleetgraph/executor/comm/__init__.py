@@ -62,6 +62,9 @@ class ProcessComm:
         for ring in self._rings.values():
             ring.close()
         self._rings.clear()
+        from .security import stop
+
+        stop(self.context)
         self.context.term()
 
 

@@ -70,10 +70,13 @@ class _Connections:
         import zmq
 
         if endpoint not in self.sockets:
+            from .security import secure_client
+
             sock = self.context.socket(zmq.DEALER)
             sock.setsockopt(zmq.LINGER, 0)
             sock.setsockopt(zmq.SNDHWM, 0)
             sock.setsockopt(zmq.RCVHWM, 0)
+            secure_client(sock, endpoint, f"trainer:{self.sender}", "trainer")
             sock.connect(f"tcp://{endpoint}")
             self.sockets[endpoint] = sock
         return self.sockets[endpoint]
@@ -134,6 +137,7 @@ class _Connections:
                 self._answer(endpoint, *earlier)
 
     def _send(self, endpoint: str, kind: Kind, name: str, value, sender: int) -> int:
+        self.sender = sender
         self.seq += 1
         frames = encode(kind, name, value, sender=sender, seq=self.seq)
         self.socket(endpoint).send_multipart(frames, copy=False)

@@ -27,6 +27,7 @@ from ...ir import FleetgraphError, VarType
 from ...ops.selected_rows import SelectedRows, merge_dense
 from ...ops.sparse_table import SparseTable
 from .config import CommTimeout, max_message_bytes, rpc_timeout
+from .security import peer_role, secure_server
 from .wire import DTYPES, MAGIC, Kind, Message, WireError, decode, decode_batch, encode, pack_arrays, unpack_arrays
 
 log = logging.getLogger("fleetgraph.comm")
@@ -64,6 +65,7 @@ class PServer:
         self.timeout = rpc_timeout()
         self.steps = 0
         self.received: set[str] = set()  # sync: the gradient copies received for the coming step
+        self.secure = False  # connections authenticate (a job secret is set)
         self.wait_since: dict[Kind, float] = {}  # when the first trainer came to wait at a barrier
         self.expired = ""  # who waited for whom at the last barrier that timed out
 
@@ -81,6 +83,8 @@ class PServer:
         sock.setsockopt(zmq.RCVHWM, PEER_QUEUE)
         self.sock = sock
         try:
+            trainers = [f"trainer:{t}" for t in range(self.fanin)]
+            self.secure = secure_server(self.context, sock, self.endpoint, "pserver", trainers, "listen_and_serv")
             try:
                 sock.bind(f"tcp://{self.endpoint}")
             except zmq.ZMQError as e:
@@ -112,6 +116,10 @@ class PServer:
         except WireError as e:
             log.error("pserver %s: dropped a malformed message: %s", self.endpoint, e)
             self._reply(identity, encode(Kind.ERROR, text=f"malformed message: {e}"))
+            return
+        proved = peer_role(body[0]) if self.secure else None
+        if self.secure and proved != f"trainer:{msg.sender}":
+            self._refuse(identity, msg, f"sender {msg.sender} on a connection that authenticated as {proved}")
             return
         if msg.sender not in self.live:
             self._refuse(identity, msg, f"sender {msg.sender} is not a training trainer (live: {sorted(self.live)})")

@@ -87,9 +87,15 @@ class Ring:
 
         self._zmq = zmq
         try:
+            from .security import secure_client, secure_server
+
+            what = f"ring {ring_id}, rank {rank}"
             self._inbox = self._socket(context, zmq.PULL)
+            prev_role = f"rank:{(rank - 1) % nranks}"  # the one peer that sends here
+            secure_server(context, self._inbox, self.endpoints[rank], f"ring{ring_id}.{rank}", [prev_role], what)
             self._bind(self._inbox, self.endpoints[rank])
             self._outbox = self._socket(context, zmq.PUSH)
+            secure_client(self._outbox, self.next, f"rank:{rank}", what)
             self._outbox.connect(f"tcp://{self.next}")
             self._handshake()
             from . import shm
