@@ -263,6 +263,89 @@ def test_trainer_killed_in_sync_mode_makes_the_pservers_fail_with_a_timeout():
     assert "trainer(s) [1] did not arrive within" in out
 
 
+def _steps_of(out: str) -> int:
+    found = re.search(r"stopped after (\d+) optimization steps", out)
+    assert found, out[-2000:]
+    return int(found.group(1))
+
+
+def test_a_trainer_dying_between_its_barriers_to_two_pservers_leaves_both_on_the_same_step():
+    """Trainer 1 (played here over the wire) sends its gradients to both pservers and its send
+    barrier to the first only, then dies: the first pserver used to apply the step (it had every
+    barrier) while the second could not. Now a step is applied only once a trainer shows it heard
+    from every pserver, so neither does."""
+    import zmq
+
+    from fleetgraph.executor.comm.wire import Kind, decode, encode
+
+    eps = endpoints(2)
+    common = ["--pservers", ",".join(eps), "--trainers", "2", "--steps", "5"]
+    env = {"FLEETGRAPH_RPC_TIMEOUT": "3"}
+    context = zmq.Context()
+    socks = {}
+    try:
+        with ProcessGroup(timeout=60) as group:
+            for ep in eps:
+                group.start(f"pserver {ep}", [PS_TRAIN, "pserver", ep, *common], env=env)
+            group.start("trainer 0", [PS_TRAIN, "trainer", "0", "--out", os.devnull, *common], env=env)
+            for ep in eps:
+                socks[ep] = context.socket(zmq.DEALER)
+                socks[ep].setsockopt(zmq.LINGER, 0)
+                socks[ep].connect(f"tcp://{ep}")
+
+            def ask(ep, frames):
+                socks[ep].send_multipart(frames)
+                assert socks[ep].poll(20000), f"no answer from {ep}"
+                return decode(socks[ep].recv_multipart())
+
+            for ep in eps:  # trainer 1's startup
+                assert ask(ep, encode(Kind.FETCH_BARRIER, sender=1, seq=1)).kind == Kind.ACK
+            grads = {eps[0]: ("fc_0.b_0@GRAD.trainer_1", (1,)), eps[1]: ("fc_0.w_0@GRAD.trainer_1", (13, 1))}
+            for ep, (name, shape) in grads.items():
+                assert ask(ep, encode(Kind.SEND, name, np.zeros(shape, "float32"), sender=1, seq=2)).kind == Kind.ACK
+            socks[eps[0]].send_multipart(encode(Kind.SEND_BARRIER, sender=1, seq=3))  # ... and dies
+            results = group.wait()
+    finally:
+        for sock in socks.values():
+            sock.close()
+        context.term()
+    steps = [_steps_of(results[f"pserver {ep}"][1]) for ep in eps]
+    assert steps == [0, 0]
+    assert results["trainer 0"][0] != 0
+
+
+def test_a_trainer_killed_at_random_points_leaves_every_pserver_on_the_same_step():
+    """Twenty sync jobs (five at a time), trainer 1 killed at a random moment of each: both pservers
+    stop on the same step every time."""
+    import contextlib
+    import random
+
+    rng = random.Random(20)
+    env = {"FLEETGRAPH_RPC_TIMEOUT": "2"}
+    seen = []
+    for _ in range(4):
+        with contextlib.ExitStack() as stack:
+            jobs = []
+            for _ in range(5):
+                group = stack.enter_context(ProcessGroup(timeout=60))
+                eps = endpoints(2)
+                common = ["--pservers", ",".join(eps), "--trainers", "2", "--steps", "100000"]
+                for ep in eps:
+                    group.start(f"pserver {ep}", [PS_TRAIN, "pserver", ep, *common], env=env)
+                for t in (0, 1):
+                    group.start(f"trainer {t}", [PS_TRAIN, "trainer", str(t), "--out", os.devnull, *common], env=env)
+                jobs.append((group, eps))
+            started = time.monotonic()
+            for group, _ in sorted(jobs, key=lambda _: rng.random()):
+                time.sleep(max(0.0, started + rng.uniform(3.0, 4.5) - time.monotonic()))
+                _kill(group.procs[3])  # trainer 1, somewhere in a step
+            for group, eps in jobs:
+                results = group.wait()
+                seen.append([_steps_of(results[f"pserver {ep}"][1]) for ep in eps])
+    assert all(a == b for a, b in seen), seen
+    assert sum(a > 0 for a, _ in seen) >= 15, seen  # the kills came while training
+
+
 def test_pserver_killed_makes_trainers_fail_within_the_timeout():
     eps = endpoints(2)
     with ProcessGroup(timeout=60) as group:

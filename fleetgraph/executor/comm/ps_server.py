@@ -1,8 +1,10 @@
 """The pserver loop behind `listen_and_serv`: receive gradient blocks, run their optimize blocks,
 answer parameter fetches, and return once every trainer has said it is done.
 
-Sync mode: gradients wait until every live trainer has reached the send barrier, then every
-optimize block runs once and the barrier is answered. A trainer's first fetch barrier (its startup
+Sync mode: gradients wait until every live trainer has reached the send barrier; then the barrier
+is answered and the step is prepared, and every optimize block runs once at the next message from
+any trainer (which a trainer sends only after every pserver answered its barrier: so the pservers
+of a job apply a step all or none, whenever a trainer dies). A trainer's first fetch barrier (its startup
 program ends with one) waits until every live trainer has its first parameters, in every mode, so
 that no trainer trains alone before the others start; later fetch barriers are answered at once:
 the parameters change only when every trainer reached the next send barrier, and each trainer's
@@ -66,6 +68,7 @@ class PServer:
         self.steps = 0
         self.received: set[str] = set()  # sync: the gradient copies received for the coming step
         self.secure = False  # connections authenticate (a job secret is set)
+        self.prepared = False  # sync: every live trainer's barrier is in, the step not yet applied
         self.wait_since: dict[Kind, float] = {}  # when the first trainer came to wait at a barrier
         self.expired = ""  # who waited for whom at the last barrier that timed out
 
@@ -125,6 +128,8 @@ class PServer:
             self._refuse(identity, msg, f"sender {msg.sender} is not a training trainer (live: {sorted(self.live)})")
             return
         self.last_message = time.monotonic()
+        if self.prepared and msg.kind != Kind.SEND_BARRIER:
+            self._commit()
         if batch is not None:
             self._on_batch(identity, msg, batch)
             return
@@ -274,7 +279,7 @@ class PServer:
             if kind == Kind.FETCH_BARRIER:
                 self.started |= set(waiting)
             if kind == Kind.SEND_BARRIER:
-                self._optimize_sync()
+                self.prepared = True  # applied at the next message: see _commit
             senders = sorted(waiting)
             for receiver, (identity, seq, _) in waiting.items():
                 if kind == Kind.WORKER_EXCHANGE:
@@ -319,6 +324,15 @@ class PServer:
         if self.lr_block is not None and (sync or self.mode != SYNC):
             self.ctx.run_block(self.lr_block)
 
+    def _commit(self) -> None:
+        """Apply the prepared sync step. A trainer sends anything after its send barrier only once
+        every pserver has answered it, and a pserver answers only with every live trainer's
+        gradients in: so the first later message from any trainer proves that every pserver can
+        apply this step, and a trainer that dies between its barriers to two pservers leaves all of
+        them on the same step (none applies it)."""
+        self.prepared = False
+        self._optimize_sync()
+
     def _optimize_sync(self) -> None:
         self._step_schedule(sync=True)
         for merged, block in self.block_of.items():
@@ -359,7 +373,8 @@ class PServer:
                 )
         raise CommTimeout(
             f"listen_and_serv {self.endpoint}: no message from trainers {sorted(self.live)} for "
-            f"{waited:.1f} s{detail} (FLEETGRAPH_RPC_TIMEOUT={self.timeout:g})"
+            f"{waited:.1f} s{detail} (FLEETGRAPH_RPC_TIMEOUT={self.timeout:g}); stopped after {self.steps} "
+            "optimization steps" + (", the next one prepared but not applied" if self.prepared else "")
         )
 
     def _write_back(self) -> None:
