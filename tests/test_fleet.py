@@ -603,3 +603,24 @@ def test_fluid_import_paths_give_the_same_fleet():
     fluid_fleet.init(fluid_role_maker.UserDefinedRoleMaker(0, fluid_role_maker.Role.WORKER, 2, SERVERS))
     main, *_ = fit_a_line_2x(optimizer=fluid_fleet.distributed_optimizer(paddle.optimizer.SGD(0.1), fluid_config()))
     assert fluid_fleet.main_program is main and fleet.main_program is main
+
+
+def test_fleet_init_takes_its_role_from_mpi_only_under_an_mpi_launcher():
+    from fleetgraph.distributed.fleet.base.role_maker import in_mpi_job
+
+    assert in_mpi_job({"OMPI_COMM_WORLD_SIZE": "4"})
+    assert in_mpi_job({"PMI_SIZE": "4"})
+    assert not in_mpi_job({})
+    # the launcher's or a scheduler's role variables win over MPI's
+    assert not in_mpi_job({"OMPI_COMM_WORLD_SIZE": "4", "PADDLE_TRAINING_ROLE": "TRAINER"})
+
+
+def test_mpi_role_maker_without_mpi4py_says_what_to_install(monkeypatch):
+    import sys
+
+    from fleetgraph.distributed.fleet import MPISymetricRoleMaker
+    from fleetgraph.ir import FleetgraphError
+
+    monkeypatch.setitem(sys.modules, "mpi4py", None)  # as if not installed
+    with pytest.raises(FleetgraphError, match=r"MPISymetricRoleMaker needs mpi4py: pip install 'fleetgraph\[mpi\]'"):
+        MPISymetricRoleMaker().generate_role()

@@ -206,3 +206,45 @@ def test_seed_003_script_trains_with_two_servers_and_two_workers():
         assert len(lines) == 10 * 10 and lines[-1].startswith("Pass 9, cost = ")
         costs = [float(ln.split("cost = ")[1].split(",")[0]) for ln in lines]
         assert np.mean(costs[-10:]) < np.mean(costs[:10])
+
+
+def _open_mpi() -> str | None:
+    """mpirun when it is Open MPI's and mpi4py imports (the `mpi` extra); None otherwise."""
+    import shutil
+    import subprocess
+
+    mpirun = shutil.which("mpirun")
+    if mpirun is None:
+        return None
+    try:
+        import mpi4py  # noqa: F401
+    except ImportError:
+        return None
+    version = subprocess.run([mpirun, "--version"], capture_output=True, text=True, timeout=30).stdout
+    return mpirun if "Open MPI" in version else None
+
+
+@pytest.mark.skipif(_open_mpi() is None, reason="needs Open MPI's mpirun and mpi4py (pip install 'fleetgraph[mpi]')")
+def test_seed_003_runs_under_mpirun_with_the_default_role_maker(tmp_path):
+    """`mpirun -np 4 python seed003_fleet.py`, fleet.init(role_maker=None): MPISymetricRoleMaker makes
+    ranks 0 and 2 servers and ranks 1 and 3 workers, gathers their endpoints over MPI, and rank 0's
+    job secret authenticates the job."""
+    import subprocess
+    import sys
+
+    from dist_helpers import REPO
+
+    script = os.path.join(SCRIPTS, "seed003_fleet.py")
+    env = dict(os.environ, PYTHONPATH=REPO, **RPC)
+    for name in ("FLEETGRAPH_JOB_SECRET", "TRAINING_ROLE", "PADDLE_TRAINING_ROLE"):
+        env.pop(name, None)
+    argv = [_open_mpi(), "--allow-run-as-root", "--oversubscribe", "--output-filename", str(tmp_path / "out")]
+    argv += ["-np", "4", sys.executable, script]
+    done = subprocess.run(argv, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    outs = {rank: (tmp_path / "out" / "1" / f"rank.{rank}" / "stdout").read_text() for rank in range(4)}
+    for rank in (1, 3):  # the workers
+        lines = [ln for ln in outs[rank].splitlines() if ln.startswith("Pass ")]
+        assert len(lines) == 10 * 10 and lines[-1].startswith("Pass 9, cost = "), outs[rank][-2000:]
+    assert not any(ln.startswith("Pass ") for rank in (0, 2) for ln in outs[rank].splitlines())
+    assert "FLEETGRAPH_JOB_SECRET is not set" not in done.stdout + done.stderr + "".join(outs.values())

@@ -4,8 +4,9 @@ The seed's code blocks appear below in its order, word for word but for the impo
 seed leaves something to its reader (`model()`, `fake_reader`, `place`, `exe`, `auc`, and the
 values passed to UserDefinedRoleMaker, which it shows as constants for one example process), this
 file supplies them; the role values come from SEED003_* environment variables so that several
-processes can run the same script. The seed's one typo, a space after a line-continuation
-backslash, is removed.
+processes can run the same script. Without them it takes the seed's other form,
+`fleet.init(role_maker=None)`: the role comes from MPI (`mpirun -np 4 python seed003_fleet.py`).
+The seed's one typo, a space after a line-continuation backslash, is removed.
 """
 
 import os
@@ -19,10 +20,12 @@ from fleetgraph.fluid.incubate.fleet.parameter_server.distribute_transpiler impo
 from fleetgraph.fluid.transpiler import DistributeTranspilerConfig
 
 # -- what the seed leaves to its reader -------------------------------------------------------------
-CURRENT_ID = int(os.environ["SEED003_ID"])
-ROLE = Role.SERVER if os.environ["SEED003_ROLE"] == "SERVER" else Role.WORKER
-WORKER_NUM = int(os.environ["SEED003_WORKERS"])
-SERVER_ENDPOINTS = os.environ["SEED003_SERVERS"].split(",")
+USER_DEFINED = "SEED003_ROLE" in os.environ
+if USER_DEFINED:
+    CURRENT_ID = int(os.environ["SEED003_ID"])
+    ROLE = Role.SERVER if os.environ["SEED003_ROLE"] == "SERVER" else Role.WORKER
+    WORKER_NUM = int(os.environ["SEED003_WORKERS"])
+    SERVER_ENDPOINTS = os.environ["SEED003_SERVERS"].split(",")
 place = fluid.CPUPlace()
 exe = fluid.Executor(place)
 fluid.default_main_program().random_seed = fluid.default_startup_program().random_seed = 3
@@ -43,7 +46,7 @@ def fake_reader():
     """Samples whose label is whether their features sum above zero."""
 
     def reader():
-        rng = np.random.default_rng(CURRENT_ID)
+        rng = np.random.default_rng(fleet.worker_index())
         for _ in range(240):
             features = rng.normal(size=13).astype("float32")
             yield features, int(features.sum() > 0)
@@ -52,11 +55,14 @@ def fake_reader():
 
 
 # -- the seed's code --------------------------------------------------------------------------------
-role = UserDefinedRoleMaker(current_id=CURRENT_ID,
-                 role=ROLE,
-                 worker_num=WORKER_NUM,
-                 server_endpoints=SERVER_ENDPOINTS)
-fleet.init(role_maker=role)
+if USER_DEFINED:
+    role = UserDefinedRoleMaker(current_id=CURRENT_ID,
+                     role=ROLE,
+                     worker_num=WORKER_NUM,
+                     server_endpoints=SERVER_ENDPOINTS)
+    fleet.init(role_maker=role)
+else:
+    fleet.init(role_maker=None)
 
 config = DistributeTranspilerConfig()
 config.sync_mode = True

@@ -8,7 +8,7 @@ from . import data_generator, metrics
 from .base import role_maker
 from .base.distributed_strategy import DistributedStrategy
 from .base.fleet_base import DistributedOptimizer, Fleet
-from .base.role_maker import PaddleCloudRoleMaker, Role, UserDefinedRoleMaker
+from .base.role_maker import MPISymetricRoleMaker, PaddleCloudRoleMaker, Role, UserDefinedRoleMaker
 from .data_generator import MultiSlotDataGenerator, MultiSlotStringDataGenerator
 
 fleet = Fleet()
@@ -47,6 +47,7 @@ __all__ = [
     "DistributedStrategy",
     "Fleet",
     "MultiSlotDataGenerator",
+    "MPISymetricRoleMaker",
     "MultiSlotStringDataGenerator",
     "PaddleCloudRoleMaker",
     "Role",

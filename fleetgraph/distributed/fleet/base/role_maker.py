@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import os
+import secrets
+import socket
 
 from ....ir import FleetgraphError
 from ...role import Role, RoleInfo, endpoint_problem, parse_role_env
 
-__all__ = ["PaddleCloudRoleMaker", "Role", "RoleMakerBase", "UserDefinedRoleMaker"]
+__all__ = ["MPISymetricRoleMaker", "PaddleCloudRoleMaker", "Role", "RoleMakerBase", "UserDefinedRoleMaker"]
+
+# what mpirun (Open MPI, MPICH/Hydra, PMIx launchers such as srun --mpi=pmix) sets in every rank
+MPI_ENV_VARS = ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK")
+ROLE_ENV_VARS = ("TRAINING_ROLE", "PADDLE_TRAINING_ROLE")
 
 
 class RoleMakerBase:
@@ -90,6 +96,66 @@ class PaddleCloudRoleMaker(RoleMakerBase):
     def generate_role(self) -> None:
         if self._info is None:
             self._info = parse_role_env(os.environ, self._is_collective)
+
+
+class MPISymetricRoleMaker(RoleMakerBase):
+    """The role under `mpirun`, as Paddle 1.x's: ranks pair up, each pair a server (the even rank)
+    and a worker (the odd rank), with index rank // 2. The endpoints are gathered over MPI: each
+    rank takes a free port on its host's address and the ranks all-gather them, so several pairs
+    may share a host. Without a FLEETGRAPH_JOB_SECRET, rank 0 makes one and broadcasts it (MPI
+    reaches only the job's own processes), so the job authenticates. Needs mpi4py
+    (`pip install fleetgraph[mpi]`) and an MPI (`apt-get install openmpi-bin`)."""
+
+    def __init__(self) -> None:
+        self._info = None
+
+    def generate_role(self) -> None:
+        if self._info is not None:
+            return
+        try:
+            from mpi4py import MPI
+        except ImportError:
+            raise FleetgraphError(
+                "MPISymetricRoleMaker needs mpi4py: pip install 'fleetgraph[mpi]' (and an MPI, e.g. apt-get "
+                "install openmpi-bin); or give fleet.init a PaddleCloudRoleMaker or UserDefinedRoleMaker"
+            ) from None
+        comm = MPI.COMM_WORLD
+        rank, size = comm.Get_rank(), comm.Get_size()
+        if size < 2 or size % 2:
+            raise FleetgraphError(
+                f"MPISymetricRoleMaker: {size} MPI ranks; expected an even number (a server and a worker per "
+                "pair), e.g. mpirun -np 4"
+            )
+        from ....executor.comm.security import SECRET_ENV
+
+        secret = comm.bcast(os.environ.get(SECRET_ENV) or secrets.token_hex(32) if rank == 0 else None, root=0)
+        os.environ.setdefault(SECRET_ENV, secret)
+        ip = _host_address()
+        endpoints = comm.allgather(f"{ip}:{_free_port(ip)}")
+        servers, workers = tuple(endpoints[::2]), tuple(endpoints[1::2])
+        role = Role.SERVER if rank % 2 == 0 else Role.WORKER
+        self._info = RoleInfo(role, rank // 2, len(workers), servers, workers, endpoints[rank], False)
+
+
+def _host_address() -> str:
+    """This host's address as the other hosts see it (as Paddle's role maker finds it); loopback
+    when the host name does not resolve."""
+    try:
+        return socket.gethostbyname(socket.gethostname())
+    except OSError:
+        return "127.0.0.1"
+
+
+def _free_port(ip: str) -> int:
+    with socket.socket() as s:
+        s.bind((ip, 0))
+        return s.getsockname()[1]
+
+
+def in_mpi_job(environ=os.environ) -> bool:
+    """Started by an MPI launcher, with no role variables of Paddle's set: `fleet.init()` then takes
+    its role from MPI, as Paddle 1.x's fleet does."""
+    return any(environ.get(v) for v in MPI_ENV_VARS) and not any(environ.get(v) for v in ROLE_ENV_VARS)
 
 
 class UserDefinedRoleMaker(RoleMakerBase):

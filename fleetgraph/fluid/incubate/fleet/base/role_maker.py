@@ -1,7 +1,13 @@
 """`fluid.incubate.fleet.base.role_maker`: the same role makers as `fleetgraph.distributed.fleet`, and
 Fluid 1.x's collective one."""
 
-from fleetgraph.distributed.fleet.base.role_maker import PaddleCloudRoleMaker, Role, RoleMakerBase, UserDefinedRoleMaker
+from fleetgraph.distributed.fleet.base.role_maker import (
+    MPISymetricRoleMaker,
+    PaddleCloudRoleMaker,
+    Role,
+    RoleMakerBase,
+    UserDefinedRoleMaker,
+)
 
 
 class UserDefinedCollectiveRoleMaker(UserDefinedRoleMaker):
@@ -13,4 +19,11 @@ class UserDefinedCollectiveRoleMaker(UserDefinedRoleMaker):
         super().__init__(current_id, Role.WORKER, count or 1, worker_endpoints=worker_endpoints, is_collective=True)
 
 
-__all__ = ["PaddleCloudRoleMaker", "Role", "RoleMakerBase", "UserDefinedCollectiveRoleMaker", "UserDefinedRoleMaker"]
+__all__ = [
+    "MPISymetricRoleMaker",
+    "PaddleCloudRoleMaker",
+    "Role",
+    "RoleMakerBase",
+    "UserDefinedCollectiveRoleMaker",
+    "UserDefinedRoleMaker",
+]
