@@ -12,28 +12,19 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
 import statistics
 import subprocess
 import sys
 import time
 
+from local_jobs import endpoints
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PS_TRAIN = os.path.join(REPO, "tests", "dist_scripts", "ps_train.py")
 
 
-def _endpoints(n: int) -> list[str]:
-    socks = [socket.socket() for _ in range(n)]
-    for s in socks:
-        s.bind(("127.0.0.1", 0))
-    eps = [f"127.0.0.1:{s.getsockname()[1]}" for s in socks]
-    for s in socks:
-        s.close()
-    return eps
-
-
 def job_seconds(steps: int, secret: str | None) -> float:
-    eps = _endpoints(2)
+    eps = endpoints(2)
     env = dict(os.environ, PYTHONPATH=REPO, FLEETGRAPH_RPC_TIMEOUT="60")
     env.pop("FLEETGRAPH_JOB_SECRET", None)
     if secret:

@@ -25,6 +25,7 @@ MAGIC = b"FGW1"
 _FIXED = struct.Struct("<4sBBBBiQqH")
 FLAG_SPARSE, FLAG_LOD = 1, 2
 MAX_NDIM = 16
+MAX_ELEMENTS = 1 << 48  # more than any process could hold
 MAX_LOD_LEVELS = 8
 
 
@@ -186,6 +187,8 @@ def _buffer(frame):
 
 def _array(frame, dtype: str, shape, what: str) -> np.ndarray:
     buf = _buffer(frame)
+    if math.prod(d for d in shape if d) > MAX_ELEMENTS:  # NumPy refuses such a shape even with a 0 in it
+        raise WireError(f"{what!r}: shape {list(shape)} has more than 2^48 elements")
     expected = math.prod(shape) * np.dtype(dtype).itemsize  # Python ints: huge dims cannot wrap to 0
     if buf.nbytes != expected:
         raise WireError(f"{what!r}: payload of {buf.nbytes} bytes; {dtype} {list(shape)} needs {expected}")
@@ -234,6 +237,8 @@ def unpack_arrays(buf: np.ndarray) -> list[np.ndarray]:
         pos += 2 + ndim
     offset = pos * _PACK_HEAD
     for dtype, shape in shapes:
+        if math.prod(d for d in shape if d) > MAX_ELEMENTS:
+            raise WireError(f"packed arrays: shape {list(shape)} has more than 2^48 elements")
         size = math.prod(shape) * np.dtype(dtype).itemsize
         if offset + size > len(buf):
             raise WireError(f"packed arrays: a {dtype} {list(shape)} runs past the payload's {len(buf)} bytes")
