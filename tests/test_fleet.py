@@ -624,3 +624,36 @@ def test_mpi_role_maker_without_mpi4py_says_what_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "mpi4py", None)  # as if not installed
     with pytest.raises(FleetgraphError, match=r"MPISymetricRoleMaker needs mpi4py: pip install 'fleetgraph\[mpi\]'"):
         MPISymetricRoleMaker().generate_role()
+
+
+def test_slurm_host_lists_and_task_counts_expand_as_slurm_writes_them():
+    from fleetgraph.distributed.fleet.base.role_maker import expand_hostlist, tasks_per_node
+
+    assert expand_hostlist("node[01-03,07],gpu1") == ["node01", "node02", "node03", "node07", "gpu1"]
+    assert expand_hostlist("rack[1-2]-n[1-2]") == ["rack1-n1", "rack1-n2", "rack2-n1", "rack2-n2"]
+    assert tasks_per_node("2(x3),1", 7, 4) == [2, 2, 2, 1]
+    assert tasks_per_node("", 5, 2) == [3, 2]
+    with pytest.raises(ValueError, match="does not place 4 tasks on 3 nodes"):
+        tasks_per_node("2(x2)", 4, 3)
+
+
+def test_slurm_tasks_pair_up_and_find_every_endpoint_alone():
+    from fleetgraph.distributed.fleet import Role, SlurmRoleMaker
+    from fleetgraph.distributed.fleet.base.role_maker import in_slurm_job
+    from fleetgraph.ir import FleetgraphError
+
+    env = {"SLURM_NTASKS": "4", "SLURM_JOB_NODELIST": "node[1-2]", "SLURM_TASKS_PER_NODE": "2(x2)"}
+    roles = []
+    for procid in range(4):
+        maker = SlurmRoleMaker({**env, "SLURM_PROCID": str(procid)})
+        roles.append((maker.is_server(), maker.server_index() if maker.is_server() else maker.worker_index()))
+    assert roles == [(True, 0), (False, 0), (True, 1), (False, 1)]
+    assert maker.get_pserver_endpoints() == ["node1:6170", "node2:6170"]
+    assert maker.get_trainer_endpoints() == ["node1:6171", "node2:6171"]
+    assert maker.worker_num() == 2 and maker._role().role == Role.WORKER
+    assert in_slurm_job({**env, "SLURM_PROCID": "0"})
+    assert not in_slurm_job({**env, "SLURM_PROCID": "0", "TRAINING_ROLE": "TRAINER"})
+    with pytest.raises(FleetgraphError, match="expected an even number of tasks"):
+        SlurmRoleMaker({**env, "SLURM_NTASKS": "3", "SLURM_TASKS_PER_NODE": "2,1", "SLURM_PROCID": "0"}).generate_role()
+    with pytest.raises(FleetgraphError, match="SLURM_JOB_NODELIST"):
+        SlurmRoleMaker({"SLURM_PROCID": "0", "SLURM_NTASKS": "2"}).generate_role()

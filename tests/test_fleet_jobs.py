@@ -248,3 +248,43 @@ def test_seed_003_runs_under_mpirun_with_the_default_role_maker(tmp_path):
         assert len(lines) == 10 * 10 and lines[-1].startswith("Pass 9, cost = "), outs[rank][-2000:]
     assert not any(ln.startswith("Pass ") for rank in (0, 2) for ln in outs[rank].splitlines())
     assert "FLEETGRAPH_JOB_SECRET is not set" not in done.stdout + done.stderr + "".join(outs.values())
+
+
+def test_seed_003_runs_as_srun_starts_it_with_the_default_role_maker():
+    """Four tasks with the variables srun sets (one node, 'localhost'), fleet.init(role_maker=None):
+    SlurmRoleMaker pairs them up and finds every endpoint from the node list alone."""
+    script = os.path.join(SCRIPTS, "seed003_fleet.py")
+    base = next(p for p in range(20000, 60000, 7) if _ports_free(p, 4))
+    common = {
+        "SLURM_NTASKS": "4",
+        "SLURM_JOB_NODELIST": "localhost",
+        "SLURM_TASKS_PER_NODE": "4",
+        "FLEETGRAPH_SLURM_PORT": str(base),
+        **RPC,
+    }
+    with ProcessGroup(timeout=120) as group:
+        for task in range(4):
+            group.start(f"task {task}", [script], env={**common, "SLURM_PROCID": str(task), "SLURM_LOCALID": str(task)})
+        results = group.wait()
+    assert_all_exit_zero(results)
+    for task in (1, 3):  # the workers
+        lines = [ln for ln in results[f"task {task}"][1].splitlines() if ln.startswith("Pass ")]
+        assert len(lines) == 10 * 10 and lines[-1].startswith("Pass 9, cost = ")
+    assert not any("Pass " in results[f"task {task}"][1] for task in (0, 2))
+
+
+def _ports_free(first: int, count: int) -> bool:
+    import socket
+
+    socks = []
+    try:
+        for port in range(first, first + count):
+            s = socket.socket()
+            socks.append(s)
+            s.bind(("127.0.0.1", port))
+        return True
+    except OSError:
+        return False
+    finally:
+        for s in socks:
+            s.close()

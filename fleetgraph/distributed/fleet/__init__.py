@@ -8,7 +8,7 @@ from . import data_generator, metrics
 from .base import role_maker
 from .base.distributed_strategy import DistributedStrategy
 from .base.fleet_base import DistributedOptimizer, Fleet
-from .base.role_maker import MPISymetricRoleMaker, PaddleCloudRoleMaker, Role, UserDefinedRoleMaker
+from .base.role_maker import MPISymetricRoleMaker, PaddleCloudRoleMaker, Role, SlurmRoleMaker, UserDefinedRoleMaker
 from .data_generator import MultiSlotDataGenerator, MultiSlotStringDataGenerator
 
 fleet = Fleet()
@@ -51,6 +51,7 @@ __all__ = [
     "MultiSlotStringDataGenerator",
     "PaddleCloudRoleMaker",
     "Role",
+    "SlurmRoleMaker",
     "UserDefinedRoleMaker",
     "barrier_worker",
     "data_generator",

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ipaddress
 import os
+import socket
 
 from ...ir import FleetgraphError
 
@@ -55,3 +57,23 @@ def ring_transport() -> str:
     if raw not in RING_TRANSPORTS:
         raise FleetgraphError(f"FLEETGRAPH_RING_TRANSPORT={raw!r}: expected one of {list(RING_TRANSPORTS)}, e.g. tcp")
     return raw
+
+
+def bind_address(endpoint: str) -> str:
+    """The address to listen on for `endpoint`: as given when its host is an IP address (or *),
+    else the address its host name resolves to, so that the name peers connect to (a Kubernetes
+    pod's DNS name, a Slurm node's) can be a job's endpoint too; ZeroMQ binds only to addresses."""
+    host, _, port = endpoint.rpartition(":")
+    try:
+        ipaddress.ip_address(host.strip("[]"))
+        return endpoint
+    except ValueError:
+        pass
+    if host in ("*", ""):
+        return endpoint
+    try:
+        return f"{socket.getaddrinfo(host, None, socket.AF_INET)[0][4][0]}:{port}"
+    except OSError as e:
+        raise FleetgraphError(
+            f"endpoint {endpoint!r}: cannot resolve {host!r} to an address to listen on: {e}"
+        ) from None

@@ -28,7 +28,7 @@ import numpy as np
 from ...ir import FleetgraphError, VarType
 from ...ops.selected_rows import SelectedRows, merge_dense
 from ...ops.sparse_table import SparseTable
-from .config import CommTimeout, max_message_bytes, rpc_timeout
+from .config import CommTimeout, bind_address, max_message_bytes, rpc_timeout
 from .security import peer_role, secure_server
 from .wire import DTYPES, MAGIC, Kind, Message, WireError, decode, decode_batch, encode, pack_arrays, unpack_arrays
 
@@ -89,7 +89,7 @@ class PServer:
             trainers = [f"trainer:{t}" for t in range(self.fanin)]
             self.secure = secure_server(self.context, sock, self.endpoint, "pserver", trainers, "listen_and_serv")
             try:
-                sock.bind(f"tcp://{self.endpoint}")
+                sock.bind(f"tcp://{bind_address(self.endpoint)}")
             except zmq.ZMQError as e:
                 raise BindError(f"listen_and_serv {self.endpoint}: cannot listen there: {e.strerror}") from None
             log.info("pserver %s: serving %d trainers", self.endpoint, self.fanin)

@@ -38,7 +38,7 @@ import time
 import numpy as np
 
 from ...ir import FleetgraphError
-from .config import CommTimeout, ring_transport, rpc_timeout
+from .config import CommTimeout, bind_address, ring_transport, rpc_timeout
 from .wire import DTYPES, Kind, Message, WireError, decode, encode
 
 # Pieces of a chunk: PIECES_PER_CHUNK of them, so that a rank adds piece i while piece i+1 is on
@@ -138,7 +138,7 @@ class Ring:
         deadline = time.monotonic() + _BIND_RETRY_S
         while True:
             try:
-                sock.bind(f"tcp://{endpoint}")
+                sock.bind(f"tcp://{bind_address(endpoint)}")
                 return
             except self._zmq.ZMQError as e:
                 if e.errno != errno.EADDRINUSE or time.monotonic() > deadline:

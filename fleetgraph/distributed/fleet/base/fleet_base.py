@@ -23,7 +23,14 @@ from ....persistence import save_vars
 from ....transpiler import DistributeTranspiler
 from ....transpiler.distribute_transpiler import _replace_program
 from .distributed_strategy import DistributedStrategy
-from .role_maker import MPISymetricRoleMaker, PaddleCloudRoleMaker, RoleMakerBase, in_mpi_job
+from .role_maker import (
+    MPISymetricRoleMaker,
+    PaddleCloudRoleMaker,
+    RoleMakerBase,
+    SlurmRoleMaker,
+    in_mpi_job,
+    in_slurm_job,
+)
 from .server_io import load_server_persistables
 from .strategy_compiler import transpiler_config
 from .util import UtilBase
@@ -48,9 +55,12 @@ class Fleet:
     # -- set-up ----------------------------------------------------------------------------------
     def init(self, role_maker: RoleMakerBase | None = None, is_collective: bool = False, strategy=None) -> None:
         """Read this process's role: from the role maker given, else from MPI when mpirun started the
-        process (and no role variables are set), else from the environment."""
+        process, or from Slurm's variables when srun did (and no role variables are set), else from
+        the environment."""
         if role_maker is None and not is_collective and in_mpi_job():
             role_maker = MPISymetricRoleMaker()
+        elif role_maker is None and not is_collective and in_slurm_job():
+            role_maker = SlurmRoleMaker()
         elif role_maker is None:
             role_maker = PaddleCloudRoleMaker(is_collective=is_collective)
         elif not isinstance(role_maker, RoleMakerBase):

@@ -9,7 +9,14 @@ import socket
 from ....ir import FleetgraphError
 from ...role import Role, RoleInfo, endpoint_problem, parse_role_env
 
-__all__ = ["MPISymetricRoleMaker", "PaddleCloudRoleMaker", "Role", "RoleMakerBase", "UserDefinedRoleMaker"]
+__all__ = [
+    "MPISymetricRoleMaker",
+    "PaddleCloudRoleMaker",
+    "Role",
+    "RoleMakerBase",
+    "SlurmRoleMaker",
+    "UserDefinedRoleMaker",
+]
 
 # what mpirun (Open MPI, MPICH/Hydra, PMIx launchers such as srun --mpi=pmix) sets in every rank
 MPI_ENV_VARS = ("OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK")
@@ -135,6 +142,92 @@ class MPISymetricRoleMaker(RoleMakerBase):
         servers, workers = tuple(endpoints[::2]), tuple(endpoints[1::2])
         role = Role.SERVER if rank % 2 == 0 else Role.WORKER
         self._info = RoleInfo(role, rank // 2, len(workers), servers, workers, endpoints[rank], False)
+
+
+class SlurmRoleMaker(RoleMakerBase):
+    """The role of a task started by Slurm's `srun`, from SLURM_PROCID, SLURM_NTASKS,
+    SLURM_JOB_NODELIST and SLURM_TASKS_PER_NODE: tasks pair up as under MPI (even tasks serve, odd
+    ones train, a pair per procid // 2). Slurm places tasks in blocks, node by node, so every task
+    works out every endpoint alone: the host of task i from the node list, its port
+    FLEETGRAPH_SLURM_PORT (default 6170) plus its index among its node's tasks. Jobs on several
+    nodes need FLEETGRAPH_JOB_SECRET in the environment srun passes on."""
+
+    def __init__(self, environ=None) -> None:
+        self._environ = os.environ if environ is None else environ
+        self._info = None
+
+    def generate_role(self) -> None:
+        if self._info is not None:
+            return
+        env = self._environ
+        try:
+            rank, size = int(env["SLURM_PROCID"]), int(env["SLURM_NTASKS"])
+            hosts = expand_hostlist(env["SLURM_JOB_NODELIST"])
+            counts = tasks_per_node(env.get("SLURM_TASKS_PER_NODE", ""), size, len(hosts))
+            base = int(env.get("FLEETGRAPH_SLURM_PORT", "6170"))
+        except (KeyError, ValueError) as e:
+            raise FleetgraphError(
+                f"SlurmRoleMaker: {e}; expected srun's SLURM_PROCID, SLURM_NTASKS, SLURM_JOB_NODELIST and "
+                "SLURM_TASKS_PER_NODE (e.g. 1, 4, node[1-2], 2(x2)) and an integer FLEETGRAPH_SLURM_PORT"
+            ) from None
+        if size < 2 or size % 2 or not 0 <= rank < size:
+            raise FleetgraphError(
+                f"SlurmRoleMaker: task {rank} of {size}; expected an even number of tasks (a server and a worker "
+                "per pair), e.g. srun -n 4"
+            )
+        endpoints = [f"{host}:{base + local}" for host, count in zip(hosts, counts) for local in range(count)]
+        servers, workers = tuple(endpoints[::2]), tuple(endpoints[1::2])
+        role = Role.SERVER if rank % 2 == 0 else Role.WORKER
+        self._info = RoleInfo(role, rank // 2, len(workers), servers, workers, endpoints[rank], False)
+
+
+def expand_hostlist(text: str) -> list[str]:
+    """Slurm's compressed host list: 'node[01-03,07],gpu1' -> node01, node02, node03, node07, gpu1
+    (bracket groups in one name multiply out, zero padding kept)."""
+    names, depth, start = [], 0, 0
+    for i, ch in enumerate(text + ","):
+        depth += {"[": 1, "]": -1}.get(ch, 0)
+        if ch == "," and depth == 0:
+            if text[start:i].strip():
+                names.extend(_expand_name(text[start:i].strip()))
+            start = i + 1
+    if depth != 0 or not names:
+        raise ValueError(f"SLURM_JOB_NODELIST={text!r} is not a Slurm host list")
+    return names
+
+
+def _expand_name(name: str) -> list[str]:
+    open_at = name.find("[")
+    if open_at < 0:
+        return [name]
+    close_at = name.index("]", open_at)
+    head, tail = name[:open_at], _expand_name(name[close_at + 1 :])
+    out = []
+    for part in name[open_at + 1 : close_at].split(","):
+        lo, _, hi = part.partition("-")
+        width = len(lo)
+        for n in range(int(lo), int(hi or lo) + 1):
+            out.extend(f"{head}{n:0{width}d}{rest}" for rest in tail)
+    return out
+
+
+def tasks_per_node(text: str, ntasks: int, nodes: int) -> list[int]:
+    """SLURM_TASKS_PER_NODE ('2(x3),1') as a count per node; unset, the tasks spread evenly."""
+    if not text:
+        return [ntasks // nodes + (i < ntasks % nodes) for i in range(nodes)]
+    counts = []
+    for part in text.split(","):
+        count, _, times = part.partition("(x")
+        counts += [int(count)] * (int(times.rstrip(")")) if times else 1)
+    if len(counts) != nodes or sum(counts) != ntasks:
+        raise ValueError(f"SLURM_TASKS_PER_NODE={text!r} does not place {ntasks} tasks on {nodes} nodes")
+    return counts
+
+
+def in_slurm_job(environ=os.environ) -> bool:
+    """Started by srun as one of several tasks, with no role variables of Paddle's set."""
+    several = environ.get("SLURM_NTASKS", "1") not in ("", "1")
+    return bool(environ.get("SLURM_PROCID")) and several and not any(environ.get(v) for v in ROLE_ENV_VARS)
 
 
 def _host_address() -> str:
