@@ -47,7 +47,8 @@ class ProcessGroup:
     timeout: float = 120.0
     procs: list[Proc] = field(default_factory=list)
 
-    def start(self, name: str, args: list[str], env: dict | None = None, cwd: str | None = None) -> Proc:
+    def start(self, name: str, args: list[str], env: dict | None = None, cwd: str | None = None, host=None) -> Proc:
+        """Start `python args...`; `host` (a netns.Host) runs it in that host's network namespace."""
         full_env = dict(
             os.environ,
             PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""),
@@ -55,7 +56,7 @@ class ProcessGroup:
             **(env or {}),
         )
         popen = subprocess.Popen(
-            [sys.executable, *args],
+            [*(host.prefix if host is not None else []), sys.executable, *args],
             env=full_env,
             cwd=cwd,
             stdout=subprocess.PIPE,
