@@ -263,6 +263,19 @@ def test_trainer_killed_in_sync_mode_makes_the_pservers_fail_with_a_timeout():
     assert "trainer(s) [1] did not arrive within" in out
 
 
+def _wait_for_cpu(pid: int, seconds: float, limit_s: float = 60) -> None:
+    """Until process `pid` has used `seconds` of CPU (however loaded the machine is)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        if (int(fields[11]) + int(fields[12])) / tick >= seconds:  # utime + stime
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"process {pid} used less than {seconds} s of CPU in {limit_s} s")
+
+
 def _steps_of(out: str) -> int:
     found = re.search(r"stopped after (\d+) optimization steps", out)
     assert found, out[-2000:]
@@ -315,18 +328,20 @@ def test_a_trainer_dying_between_its_barriers_to_two_pservers_leaves_both_on_the
 
 
 def test_a_trainer_killed_at_random_points_leaves_every_pserver_on_the_same_step():
-    """Twenty sync jobs (five at a time), trainer 1 killed at a random moment of each: both pservers
-    stop on the same step every time."""
+    """Sync jobs (three at a time), trainer 1 killed at a random moment of each once it trains: both
+    pservers stop on the same step every time. Six jobs in the suite; FLEETGRAPH_KILL_RUNS=20 for
+    more (the issue's 20 ran so, see the README)."""
     import contextlib
     import random
 
     rng = random.Random(20)
     env = {"FLEETGRAPH_RPC_TIMEOUT": "2"}
     seen = []
-    for _ in range(4):
+    runs = int(os.environ.get("FLEETGRAPH_KILL_RUNS", "6"))
+    for first in range(0, runs, 3):
         with contextlib.ExitStack() as stack:
             jobs = []
-            for _ in range(5):
+            for _ in range(min(3, runs - first)):
                 group = stack.enter_context(ProcessGroup(timeout=60))
                 eps = endpoints(2)
                 common = ["--pservers", ",".join(eps), "--trainers", "2", "--steps", "100000"]
@@ -335,15 +350,15 @@ def test_a_trainer_killed_at_random_points_leaves_every_pserver_on_the_same_step
                 for t in (0, 1):
                     group.start(f"trainer {t}", [PS_TRAIN, "trainer", str(t), "--out", os.devnull, *common], env=env)
                 jobs.append((group, eps))
-            started = time.monotonic()
             for group, _ in sorted(jobs, key=lambda _: rng.random()):
-                time.sleep(max(0.0, started + rng.uniform(3.0, 4.5) - time.monotonic()))
+                _wait_for_cpu(group.procs[3].popen.pid, 1.2)  # trainer 1 is past its imports and start-up
+                time.sleep(rng.uniform(0.0, 0.5))
                 _kill(group.procs[3])  # trainer 1, somewhere in a step
             for group, eps in jobs:
                 results = group.wait()
                 seen.append([_steps_of(results[f"pserver {ep}"][1]) for ep in eps])
-    assert all(a == b for a, b in seen), seen
-    assert sum(a > 0 for a, _ in seen) >= 15, seen  # the kills came while training
+    assert len(seen) == runs and all(a == b for a, b in seen), seen
+    assert all(a > 0 for a, _ in seen), seen  # the kills came while training
 
 
 def test_pserver_killed_makes_trainers_fail_within_the_timeout():
