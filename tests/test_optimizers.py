@@ -7,6 +7,8 @@ import pytest
 from models import fit_a_line_2x, train
 
 import fleetgraph as paddle
+import fleetgraph.fluid as fluid
+from fleetgraph.ir import OpRole
 
 RNG = np.random.default_rng(42)
 X = RNG.normal(size=(8, 13)).astype("float32")
@@ -422,3 +424,75 @@ def test_model_average_applies_the_window_average_as_paddles_kernel_keeps_it():
         np.testing.assert_allclose(scope.vars["w"], (s1 + s2 + s3) / (acc + old), rtol=1e-5)
     np.testing.assert_array_equal(scope.vars["w"], w.astype("float32"))
     assert [op.type for op in main.global_block().ops][-1] == "average_accumulates"
+
+
+# -- RecomputeOptimizer ------------------------------------------------------------------------------
+
+
+def _deep_mlp(recompute: bool, dropout: bool = False):
+    from fleetgraph.ir import Program, program_guard, unique_name
+
+    main, startup = Program(), Program()
+    main.random_seed = startup.random_seed = 5
+    with program_guard(main, startup), unique_name.guard():
+        x = paddle.static.data(name="x", shape=[-1, 4], dtype="float32")
+        y = paddle.static.data(name="y", shape=[-1, 1], dtype="float32")
+        h1 = paddle.static.nn.fc(x, 8, activation="relu")
+        h2 = paddle.static.nn.fc(h1, 8, activation="relu")
+        if dropout:
+            h2 = paddle.nn.functional.dropout(h2, 0.3)
+        h3 = paddle.static.nn.fc(h2, 8, activation="relu")
+        loss = paddle.mean(paddle.nn.functional.square_error_cost(paddle.static.nn.fc(h3, 1), y))
+        opt = paddle.optimizer.SGD(0.1)
+        if recompute:
+            opt = paddle.incubate.optimizer.RecomputeOptimizer(opt)
+            opt._set_checkpoints([h1, h2])
+        opt.minimize(loss)
+    return main, startup, loss
+
+
+# Paddle 2.6.2 on this model (checkpoints fc_0.tmp_2 and fc_1.tmp_2): each segment's mul and
+# elementwise_add run again, outputs renamed '.subprog_k', right before the segment's gradient ops
+PADDLE_RECOMPUTE_OPS = (
+    "mul elementwise_add relu mul elementwise_add relu mul elementwise_add relu mul elementwise_add "
+    "elementwise_sub square reduce_mean fill_constant reduce_mean_grad square_grad elementwise_sub_grad "
+    "elementwise_add_grad mul_grad relu_grad elementwise_add_grad mul_grad mul elementwise_add relu_grad "
+    "elementwise_add_grad mul_grad mul elementwise_add relu_grad elementwise_add_grad mul_grad " + "sgd " * 8
+).split()
+
+
+def test_recompute_builds_paddles_program():
+    main = _deep_mlp(recompute=True)[0]
+    ops = main.global_block().ops
+    assert [op.type for op in ops] == PADDLE_RECOMPUTE_OPS
+    again = [op for op in ops if op.type == "mul" and op.attrs["op_role"] & OpRole.Backward]
+    assert [op.output("Out") for op in again] == [["fc_1.tmp_0.subprog_0"], ["fc_0.tmp_0.subprog_1"]]
+    add_grads = [op for op in ops if op.type == "elementwise_add_grad"]
+    assert add_grads[-2].input("X") == ["fc_1.tmp_0.subprog_0"]  # the segment's gradients read the recomputed value
+
+
+@pytest.mark.parametrize("dropout", [False, True], ids=["plain", "dropout"])
+def test_recompute_trains_to_the_bit_as_the_inner_optimizer(dropout):
+    rng = np.random.default_rng(0)
+    feeds = [{"x": rng.normal(size=(16, 4)).astype("float32"), "y": rng.normal(size=(16, 1)).astype("float32")}]
+    results = {}
+    for recompute in (False, True):
+        main, startup, loss = _deep_mlp(recompute, dropout)
+        losses, scope = train(main, startup, feeds * 5, [loss])
+        params = {p.name: np.array(scope.vars[p.name]) for p in main.all_parameters()}
+        results[recompute] = ([float(np.asarray(v[0]).reshape(-1)[0]) for v in losses], params)
+    assert results[True][0] == results[False][0]
+    for name, value in results[False][1].items():
+        np.testing.assert_array_equal(results[True][1][name], value, err_msg=name)
+
+
+def test_recompute_without_checkpoints_says_so():
+    from fleetgraph.ir import FleetgraphError
+
+    main, startup = paddle.static.Program(), paddle.static.Program()
+    with paddle.static.program_guard(main, startup):
+        x = paddle.static.data(name="x", shape=[-1, 4], dtype="float32")
+        loss = paddle.mean(paddle.static.nn.fc(x, 1))
+        with pytest.raises(FleetgraphError, match=r"no checkpoints; call _set_checkpoints"):
+            paddle.incubate.optimizer.RecomputeOptimizer(paddle.optimizer.SGD(0.1)).minimize(loss)
+    assert fluid.optimizer.RecomputeOptimizer is paddle.incubate.optimizer.RecomputeOptimizer

@@ -5,6 +5,7 @@ from ..optimizer.ema import ExponentialMovingAverage
 from ..optimizer.lookahead import LookaheadOptimizer
 from ..optimizer.model_average import ModelAverage
 from ..optimizer.optimizer import DecayedAdagrad, Ftrl
+from ..optimizer.recompute import RecomputeOptimizer
 
 SGDOptimizer, MomentumOptimizer, AdagradOptimizer, AdamOptimizer = SGD, Momentum, Adagrad, Adam
 AdamaxOptimizer, AdadeltaOptimizer, RMSPropOptimizer, LambOptimizer = Adamax, Adadelta, RMSProp, Lamb
@@ -34,5 +35,6 @@ __all__ = [
     "Optimizer",
     "RMSProp",
     "RMSPropOptimizer",
+    "RecomputeOptimizer",
     "SGDOptimizer",
 ]

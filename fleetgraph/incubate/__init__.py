@@ -1,4 +1,4 @@
-"""`paddle.incubate`: the optimizers Paddle 2.x keeps there (LookAhead)."""
+"""`paddle.incubate`: the optimizers Paddle 2.x keeps there (LookAhead, RecomputeOptimizer)."""
 
 from . import optimizer
 

@@ -39,6 +39,7 @@ def append_backward(
     parameter_list: Iterable | None = None,
     no_grad_set: Iterable | None = None,
     callbacks=None,
+    checkpoints: Iterable | None = None,
 ) -> list[tuple[Parameter, Variable]]:
     """Append the gradient ops of `loss` to its block; returns (parameter, gradient) pairs.
 
@@ -56,7 +57,9 @@ def append_backward(
     if block.idx != 0:
         target = block.program._create_block(parent_idx=block.parent_idx)
         target.forward_block_idx = block.idx
-    grads = _append_grad_ops(block, [loss], sources, _names(no_grad_set), leaves_need_grad=False, target=target)
+    grads = _append_grad_ops(
+        block, [loss], sources, _names(no_grad_set), False, target=target, checkpoints=_names(checkpoints)
+    )
     pairs = [(p, target.var(grads[p.name])) for p in params if p.name in grads]
     _tag_param_grads(target, pairs)
     return pairs
@@ -74,9 +77,16 @@ def gradients(targets, inputs, target_gradients=None, no_grad_set=None) -> list[
 
 
 def _append_grad_ops(
-    block: Block, targets, sources: set[str], no_grad: set[str], leaves_need_grad: bool, target: Block | None = None
+    block: Block,
+    targets,
+    sources: set[str],
+    no_grad: set[str],
+    leaves_need_grad: bool,
+    target: Block | None = None,
+    checkpoints: set[str] | None = None,
 ):
-    """Gradient ops of `targets` over `block`'s forward ops, appended to `target` (default `block`)."""
+    """Gradient ops of `targets` over `block`'s forward ops, appended to `target` (default `block`);
+    with `checkpoints`, forward segments between them are recomputed in the backward pass."""
     program = block.program
     target = target or block
     forward = [op for op in block.ops if not op.attrs.get("op_role", 0) & (OpRole.Backward | OpRole.Optimize)]
@@ -119,15 +129,21 @@ def _append_grad_ops(
         for t in targets
     ]
     # step 3: gradient ops, last forward op first
-    descs = []
+    per_op = []
     for op in path:
+        op_descs = []
         for desc in get_op_def(op.type).grad(op):
             desc["outputs"] = {
                 slot: [n if _forward_name(n) in requires else None for n in names]
                 for slot, names in desc["outputs"].items()
             }
             if any(n for names in desc["outputs"].values() for n in names):
-                descs.append(desc)
+                op_descs.append(desc)
+        per_op.append((op, op_descs))
+    if checkpoints:
+        descs = _with_recompute(block, target, forward, per_op, checkpoints, {t.name for t in targets})
+    else:
+        descs = [d for _, op_descs in per_op for d in op_descs]
     # step 4: unique names for repeated writes, sums before reads; zeros for gradients never written
     descs = _accumulate(seeds + descs, target)
     # step 5: variables and ops
@@ -141,6 +157,77 @@ def _append_grad_ops(
             target.append_op(desc["type"], desc["inputs"], _kept_outputs(target, desc), desc["attrs"])
     produced = {n for d in descs for names in d["outputs"].values() for n in names if n}
     return {_forward_name(g): g for g in produced if g.endswith(GRAD) and _forward_name(g) in sources}
+
+
+def _with_recompute(block: Block, target: Block, forward, per_op, checkpoints: set[str], losses: set[str]) -> list:
+    """The gradient ops with forward recomputation, as Paddle's RecomputeOptimizer builds them: the
+    forward ops are cut into segments at the checkpoints (each checkpoint's producer ends one; the
+    ops before the first form one more); walking the gradients back, each segment's forward ops are
+    run again, their outputs renamed `name.subprog_k` (the last segment k=0), just before the
+    segment's gradient ops, which read the recomputed values. Only checkpoints, inputs, parameters,
+    values used outside their segment and the outputs of random ops are kept from the forward pass:
+    the rest of a segment's activations are needed only there."""
+    producer: dict[str, int] = {}
+    for i, op in enumerate(forward):
+        for name in op.output_arg_names:
+            producer.setdefault(name, i)
+    marks = sorted({producer[c] for c in checkpoints if c in producer})
+    if not marks:
+        raise FleetgraphError(
+            f"RecomputeOptimizer: none of the checkpoints {sorted(checkpoints)} is computed by the forward "
+            "ops; expected outputs of layers such as fc"
+        )
+    segments = [(0, marks[0] + 1)] if len(marks) == 1 else [(a + 1, b + 1) for a, b in zip(marks, marks[1:])]
+    if segments[0][0] != 0:
+        segments.insert(0, (0, segments[0][0]))
+    produced = set(producer)
+    kept = set(checkpoints) | {n for op in forward for n in op.input_arg_names if n not in produced}
+    for a, b in segments:
+        inside = {n for op in forward[a:b] for n in op.output_arg_names}
+        outside = {n for i, op in enumerate(forward) if not a <= i < b for n in op.input_arg_names} | losses
+        kept |= inside & outside
+    kept |= {n for op in forward if get_op_def(op.type).random for n in op.output_arg_names}
+
+    def recomputed(name: str) -> bool:
+        var = block._find_var_recursive(name)
+        return name not in kept and not (var is not None and var.persistable)
+
+    segment_of = {i: k for k, (a, b) in enumerate(segments) for i in range(a, b)}
+    index = {id(op): i for i, op in enumerate(forward)}
+    out, entered, renames = [], set(), {}
+    for op, op_descs in per_op:
+        k = segment_of.get(index[id(op)])
+        if k is not None and k not in entered:
+            entered.add(k)
+            a, b = segments[k]
+            suffix = f".subprog_{len(segments) - 1 - k}"
+            rename = {
+                n: n + suffix for o in forward[a:b] for n in o.input_arg_names + o.output_arg_names if recomputed(n)
+            }
+            renames[k] = rename
+            for name, new in rename.items():
+                var = block.var_recursive(name)
+                target.create_var(new, var.shape, var.dtype, lod_level=var.lod_level)
+            for fwd in forward[a:b]:
+                if any(recomputed(n) for n in fwd.output_arg_names):
+                    attrs = {k2: v for k2, v in fwd.attrs.items() if k2 not in ("op_role", "op_role_var")}
+                    out.append(
+                        dict(
+                            type=fwd.type,
+                            inputs=_renamed(fwd.inputs, rename),
+                            outputs=_renamed(fwd.outputs, rename),
+                            attrs=attrs,
+                        )  # fmt: skip
+                    )
+        for desc in op_descs:
+            if k is not None:
+                desc["inputs"] = _renamed(desc["inputs"], renames[k])
+            out.append(desc)
+    return out
+
+
+def _renamed(slots: dict, rename: dict) -> dict:
+    return {slot: [rename.get(n, n) for n in names] for slot, names in slots.items()}
 
 
 EMPTY_VAR = "@EMPTY@"  # Paddle's kEmptyVarName: a gradient slot position nobody reads
