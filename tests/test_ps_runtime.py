@@ -448,6 +448,82 @@ def _wire_header(kind, name: bytes, shape, flags=0) -> bytes:
     return head + name + struct.pack(f"<{len(shape)}q", *shape)
 
 
+def test_any_frames_at_a_live_pserver_are_answered_and_leave_training_unchanged(tmp_path):
+    """Hypothesis draws messages (random frames, and headers built field by field) for a live pserver:
+    every one gets an answer, and the trainers afterwards train exactly as without them."""
+    import struct
+
+    import zmq
+    from hypothesis import HealthCheck, assume, given, settings
+    from hypothesis import strategies as st
+
+    from fleetgraph.executor.comm.wire import _FIXED, MAGIC, WireError, decode
+
+    headers = st.builds(
+        lambda kind, dtype, dims, flags, sender, name, extra: [
+            _FIXED.pack(MAGIC, kind, dtype, len(dims), flags, sender, 1, 0, len(name))
+            + name
+            + struct.pack(f"<{len(dims)}q", *dims),
+            *extra,
+        ],
+        st.integers(0, 20),
+        st.integers(0, 12),
+        st.lists(st.integers(-(2**63), 2**63 - 1), max_size=4),
+        st.integers(0, 7),
+        st.integers(-(2**31), 2**31 - 1),
+        st.sampled_from([b"fc_0.w_0", b"fc_0.b_0", b"fc_0.w_0@GRAD.trainer_0", b"", b"x"]),
+        st.lists(st.binary(max_size=64), max_size=3),
+    )
+    messages = st.one_of(st.lists(st.binary(min_size=1, max_size=120), min_size=1, max_size=4), headers)
+
+    ep = endpoints(1)[0]
+    common = ["--pservers", ep, "--trainers", "2", "--steps", "10"]
+    context = zmq.Context()
+    sock = context.socket(zmq.DEALER)
+    sock.setsockopt(zmq.LINGER, 0)
+    try:
+        with ProcessGroup(timeout=120) as group:
+            group.start("pserver", [PS_TRAIN, "pserver", ep, *common], env={"FLEETGRAPH_RPC_TIMEOUT": "120"})
+            sock.connect(f"tcp://{ep}")
+
+            @settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
+            @given(messages)
+            def answered(frames):
+                try:
+                    assume(decode(frames).sender not in (0, 1))  # nothing a live trainer could mean
+                except WireError:
+                    pass
+                sock.send_multipart(frames)
+                assert sock.poll(20000), f"no answer to {frames!r}"
+                sock.recv_multipart()
+
+            answered()
+            for t in (0, 1):
+                out = str(tmp_path / f"{t}.npz")
+                group.start(f"trainer {t}", [PS_TRAIN, "trainer", str(t), "--out", out, *common], env=FAST_TIMEOUT)
+            assert_all_exit_zero(group.wait())
+    finally:
+        sock.close()
+        context.term()
+    _unfuzzed_run(tmp_path, common)
+    for t in (0, 1):
+        got = np.load(tmp_path / f"{t}.npz")
+        for name, value in np.load(tmp_path / f"ref{t}.npz").items():
+            np.testing.assert_array_equal(got[name], value, err_msg=f"trainer {t} {name}")
+
+
+def _unfuzzed_run(tmp_path, common) -> None:
+    """The same two-trainer job, unfuzzed: tmp_path/ref<t>.npz."""
+    ep = endpoints(1)[0]
+    common = ["--pservers", ep, *common[2:]]
+    with ProcessGroup(timeout=60) as group:
+        group.start("pserver", [PS_TRAIN, "pserver", ep, *common], env=FAST_TIMEOUT)
+        for t in (0, 1):
+            out = str(tmp_path / f"ref{t}.npz")
+            group.start(f"trainer {t}", [PS_TRAIN, "trainer", str(t), "--out", out, *common], env=FAST_TIMEOUT)
+        assert_all_exit_zero(group.wait())
+
+
 def _rss_mb(pid: int) -> float:
     with open(f"/proc/{pid}/status") as f:
         return next(int(line.split()[1]) for line in f if line.startswith("VmRSS:")) / 1024
