@@ -24,6 +24,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -144,6 +145,7 @@ def ring_worker(rank: int, endpoints: list[str], transport: str) -> None:
     from fleetgraph.executor.comm import ring as ring_module
 
     os.environ["FLEETGRAPH_RING_TRANSPORT"] = "auto" if transport == "shm" else "tcp"
+    transport = "tcp" if transport == "tcp+secret" else transport
     context = zmq.Context()
     ring = ring_module.Ring(context, len(endpoints), rank, endpoints, 0)
     try:
@@ -198,13 +200,17 @@ class Pair:
     def __init__(self, python: str, backend: str) -> None:
         self.backend = backend
         endpoints = ",".join(f"127.0.0.1:{p}" for p in _free_ports(2))
+        env = {k: v for k, v in os.environ.items() if k != "FLEETGRAPH_JOB_SECRET"}
+        if backend == "tcp+secret":  # authenticated: CURVE encrypts every byte
+            env["FLEETGRAPH_JOB_SECRET"] = "bench secret"
+        self.errs = [tempfile.TemporaryFile(mode="w+") for _ in range(2)]  # warnings stay out of the answers
         self.procs = [
             subprocess.Popen(
                 [python, os.path.abspath(__file__), "--worker", backend, "--rank", str(r), "--endpoints", endpoints],
-                env=dict(os.environ, PYTHONUNBUFFERED="1"),
+                env=dict(env, PYTHONUNBUFFERED="1"),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
+                stderr=self.errs[r],
                 text=True,
                 start_new_session=True,
             )
@@ -232,6 +238,8 @@ class Pair:
             line = proc.stdout.readline() if ready else ""
             if not line or not (line.startswith("ready") or line[0].isdigit()):
                 rest = "" if proc.poll() is None else proc.stdout.read()
+                self.errs[r].seek(0)
+                rest += self.errs[r].read()
                 raise RuntimeError(f"{self.backend} rank {r}: expected a figure, got:\n{line}{rest[-3000:]}")
             answers.append(line.strip())
         return answers
@@ -294,7 +302,7 @@ def _cell(nbytes: int, seconds: float | None) -> str:
     return f"{seconds * 1e3:8.3f} ms {nbytes / seconds / 1e9:6.2f} GB/s"
 
 
-LABELS = {"shm": "ring, shared memory", "tcp": "ring, TCP", "gloo": "gloo"}
+LABELS = {"shm": "ring, shared memory", "tcp": "ring, TCP", "tcp+secret": "TCP, job secret", "gloo": "gloo"}
 
 
 def report(figures: dict, describe: dict, memcpy: dict) -> None:
@@ -342,6 +350,7 @@ def main(argv: list[str] | None = None) -> None:
         if shm.available():  # else the ring is TCP only here
             pairs["shm"] = Pair(sys.executable, "shm")
         pairs["tcp"] = Pair(sys.executable, "tcp")
+        pairs["tcp+secret"] = Pair(sys.executable, "tcp+secret")
         if args.torch_python:
             pairs["gloo"] = Pair(args.torch_python, "gloo")
         figures = measure(pairs)
