@@ -1,4 +1,5 @@
-"""The `fleetgraph` command line: `inspect` a saved program, `transpile` one into every role's programs."""
+"""The `fleetgraph` command line: `inspect` a saved program, `diff` two, `transpile` one into every
+role's programs."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import sys
 from collections.abc import Sequence
 
 from .ir import FleetgraphError, Program, op_summary, save_program
-from .ir.graph import program_to_dot, to_dot
+from .ir.graph import diff, program_to_dot, to_dot
 from .ir.serialize import program_from_dict
 
 NO_GRAPHVIZ = (
@@ -36,10 +37,39 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="fleetgraph", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"fleetgraph {_version()}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _add_inspect(commands)
+    _add_diff(commands)
     _add_transpile(commands)
     return parser
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("fleetgraph")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "(not installed)"
+
+
+# -- diff ---------------------------------------------------------------------------------------
+
+
+def _add_diff(commands) -> None:
+    p = commands.add_parser("diff", help="what program B adds, removes and changes relative to program A")
+    p.add_argument("before", metavar="A.json")
+    p.add_argument("after", metavar="B.json")
+    p.set_defaults(run=_diff)
+
+
+def _diff(args: argparse.Namespace) -> int:
+    """Prints the differences block by block (+ added, - removed, ~ changed ops and variables);
+    exit status 0 when the programs are equal, 1 when they differ, as diff(1)."""
+    changes = diff(_load(args.before), _load(args.after))
+    print(changes)
+    return 1 if changes else 0
 
 
 # -- inspect ------------------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -194,3 +195,42 @@ def test_transpile_without_startup_says_to_pass_it(saved, capsys, tmp_path):
 def test_transpile_pserver_mode_needs_pservers(saved, capsys, tmp_path):
     status, _, err = _run(capsys, "transpile", saved / "main.json", "--trainers", 2, "--out", tmp_path)
     assert (status, err) == (2, "fleetgraph transpile: pserver mode: expected --pservers IP:PORT,..., got none\n")
+
+
+# -- diff and --version --------------------------------------------------------------------------
+
+
+def test_diff_of_a_program_and_its_transpiled_trainer_shows_the_added_ops(saved, capsys, tmp_path):
+    out = tmp_path / "out"
+    _run(capsys, "transpile", saved / "main.json", "--pservers", PSERVERS, "--trainers", 2, "--out", out)
+    status, printed, err = _run(capsys, "diff", saved / "main.json", out / "trainer_0.json")
+    assert (status, err) == (1, "")  # differ, as diff(1) says
+    lines = printed.splitlines()
+    assert lines[0] == "block0:"
+    assert sum(re.match(r"\+ op send\b", line) is not None for line in lines) == 2  # one per gradient
+    assert sum(line.startswith("+ op send_barrier") for line in lines) == 1
+    assert any(line.startswith("- op sgd") for line in lines)  # the updates moved to the pservers
+    status, printed, _ = _run(capsys, "diff", saved / "main.json", saved / "main.json")
+    assert (status, printed) == (0, "no differences\n")
+
+
+def test_diff_of_a_missing_file_exits_2_with_one_line(saved, capsys, tmp_path):
+    status, out, err = _run(capsys, "diff", saved / "main.json", tmp_path / "nope.json")
+    assert (status, out) == (2, "")
+    assert err.startswith("fleetgraph diff: cannot read") and err.count("\n") == 1
+
+
+def test_version_names_the_package(capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["--version"])
+    assert info.value.code == 0
+    assert capsys.readouterr().out.startswith("fleetgraph ")
+
+
+def test_transpile_refuses_an_endpoint_with_two_ports(saved, capsys, tmp_path):
+    status, _, err = _run(
+        capsys, "transpile", saved / "main.json", "--pservers", "127.0.0.1:6174:6174", "--trainers", 2,
+        "--out", tmp_path,
+    )  # fmt: skip
+    assert status == 2
+    assert "'127.0.0.1:6174:6174' has a ':' in its host '127.0.0.1:6174' (one port only" in err

@@ -200,3 +200,15 @@ def test_program_version_changes_with_every_edit():
     v = main._version
     main.global_block().create_var("extra", [1])
     assert main._version > v
+
+
+def test_endpoints_are_host_colon_port_with_ipv6_in_brackets():
+    from fleetgraph.ir.endpoints import endpoint_problem
+
+    assert [endpoint_problem(e) for e in ("127.0.0.1:6174", "node1:6170", "[::1]:6174")] == ["", "", ""]
+    assert endpoint_problem("127.0.0.1:6174:6174").startswith("has a ':' in its host '127.0.0.1:6174'")
+    assert endpoint_problem("::1:6174").startswith("has a ':' in its host '::1'")
+    assert endpoint_problem("[zz]:5") == "names [zz], which is not an IPv6 address"
+    assert endpoint_problem("h:0") == "has port '0', expected one in 1..65535"
+    assert endpoint_problem("h:70000") == "has port '70000', expected one in 1..65535"
+    assert endpoint_problem("h") == "is not ip:port"

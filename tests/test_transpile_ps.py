@@ -223,9 +223,10 @@ def test_facade_writes_trainer_startup_in_place_and_leaves_main_alone():
 @pytest.mark.parametrize(
     "pservers, message",
     [
-        ("127.0.0.1", "pservers '127.0.0.1' is malformed at '127.0.0.1'; expected 'ip:port"),
-        ("127.0.0.1:6174,:6175", "malformed at ':6175'"),
-        ("127.0.0.1:99999", "malformed at '127.0.0.1:99999'"),
+        ("127.0.0.1", "pservers '127.0.0.1' is malformed: '127.0.0.1' is not ip:port; expected 'ip:port"),
+        ("127.0.0.1:6174,:6175", "malformed: ':6175' is not ip:port"),
+        ("127.0.0.1:99999", "malformed: '127.0.0.1:99999' has port '99999', expected one in 1..65535"),
+        ("127.0.0.1:6174:6174", "malformed: '127.0.0.1:6174:6174' has a ':' in its host '127.0.0.1:6174'"),
         ("", "pservers '' is empty"),
         ("127.0.0.1:6174,127.0.0.1:6174", "lists an endpoint twice"),
     ],

@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..executor.comm.security import SECRET_ENV
+from ..ir.endpoints import endpoint_problem, host_problem
 from .launch_utils import STOP_SIGNALS, LaunchError, ProcSpec, Supervisor, env_table, grace_seconds, log
 
 PS_ARGS = ("server_num", "worker_num", "servers", "workers")
@@ -311,12 +312,12 @@ def _fill_ports(entries: list[str], started: int | None, default: int, node_ip: 
 
 
 def _check_entry(entry: str) -> str:
-    host, sep, port = entry.rpartition(":")
-    if not sep:
-        return entry
-    if not host or not port.isdigit() or not 0 < int(port) < 65536:
-        raise LaunchError(f"endpoint {entry!r}: expected ip or ip:port with a port in 1..65535")
-    return host
+    """The host of an `ip` or `ip:port` entry (an IPv6 one in brackets), or a LaunchError."""
+    bare = entry.startswith("[") and entry.endswith("]") or ":" not in entry
+    problem = host_problem(entry) if bare else endpoint_problem(entry)
+    if problem:
+        raise LaunchError(f"endpoint {entry!r} {problem}; expected ip or ip:port with a port in 1..65535")
+    return entry if bare else entry.rpartition(":")[0]
 
 
 def _free_ports(n: int, avoid: frozenset[int] | set[int] = frozenset()) -> list[int]:

@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ..ir import FleetgraphError
+from ..ir.endpoints import endpoint_problem as single_endpoint_problem
 
 
 class Role:
@@ -133,9 +134,9 @@ class _Env:
 def endpoint_problem(endpoints: Sequence[str]) -> str:
     """What is wrong with a list of 'ip:port' endpoints, or '' when nothing is."""
     for ep in endpoints:
-        host, _, port = str(ep).rpartition(":")
-        if not host or not port.isdigit() or not 0 < int(port) < 65536:
-            return f"{ep!r} is not ip:port"
+        problem = single_endpoint_problem(ep)
+        if problem:
+            return f"{ep!r} {problem}"
     if len(set(endpoints)) != len(endpoints):
         return "an endpoint is listed twice"
     return ""

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..ir import FleetgraphError, Program, Variable, default_main_program, default_startup_program
+from ..ir.endpoints import endpoint_problem
 from .collective import collective_startup, insert_allreduce
 from .fuse_allreduce import fuse_allreduce_with_plan
 from .ps_plan import ASYNC, GEO, HALF_ASYNC, SYNC, DistPlan, HashName, RoundRobin, make_plan
@@ -101,9 +102,9 @@ def parse_endpoints(text, what: str = "pservers") -> list[str]:
         raise FleetgraphError(f"transpile: {what} {text!r} is empty; {example}")
     endpoints = [e.strip() for e in text.split(",")]
     for ep in endpoints:
-        host, _, port = ep.rpartition(":")
-        if not host or not port.isdigit() or not 0 < int(port) < 65536:
-            raise FleetgraphError(f"transpile: {what} {text!r} is malformed at {ep!r}; {example}")
+        problem = endpoint_problem(ep)
+        if problem:
+            raise FleetgraphError(f"transpile: {what} {text!r} is malformed: {ep!r} {problem}; {example}")
     if len(set(endpoints)) != len(endpoints):
         raise FleetgraphError(f"transpile: {what} {text!r} lists an endpoint twice")
     return endpoints
