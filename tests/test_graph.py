@@ -61,7 +61,7 @@ def test_fit_a_line_graph_has_a_node_per_op_and_variable(fit_a_line):
 
 def test_node_attributes_describe_ops_and_variables(fit_a_line):
     graph = to_networkx(fit_a_line.global_block())
-    assert graph.nodes[op_node(0)] == dict(kind="op", type="mul", index=0, role=0)
+    assert graph.nodes[op_node(0)] == dict(kind="op", type="mul", index=0, role=0, peers=[])
     assert graph.nodes[op_node(12)]["type"] == "sgd"
     assert graph.nodes[op_node(12)]["role"] == 2  # OpRole.Optimize
     weight = graph.nodes[var_node("fc_0.w_0")]
@@ -121,6 +121,21 @@ def test_dot_draws_ops_as_boxes_and_marks_parameters(fit_a_line):
     assert "filled" not in _line_of(dot, '"var:x" [')
     assert '"var:fc_0.w_0" -> "op:0" [label="Y"];' in dot
     assert '"op:9" -> "var:fc_0.b_0@GRAD" [label="Y@GRAD"];' in dot
+
+
+def test_dot_labels_each_send_and_recv_with_where_it_goes():
+    from ps_helpers import transpile
+
+    trainer = transpile(lambda: fit_a_line_2x()[:2], 0).get_trainer_program()
+    dot = to_dot(trainer.global_block())
+    sends = [line for line in dot.splitlines() if 'label="send\\n' in line]
+    assert [re.search(r'label="send\\n-> ([^"]+)"', line).group(1) for line in sends] == [
+        "127.0.0.1:6174",
+        "127.0.0.1:6175",
+    ]
+    assert 'label="send_barrier\\n-> 127.0.0.1:6174\\n-> 127.0.0.1:6175"' in dot
+    assert 'label="recv\\n-> 127.0.0.1:6175"' in dot
+    assert '[label="mul", shape="box"' in dot  # other ops as before
 
 
 def _line_of(dot: str, start: str) -> str:

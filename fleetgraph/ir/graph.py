@@ -28,7 +28,8 @@ def var_node(name: str) -> str:
 def to_networkx(block: Block) -> nx.MultiDiGraph:
     """Ops and variables as nodes; an edge var -> op per input and op -> var per output, with `slot`.
 
-    Op nodes carry kind="op", type, index and role (the op_role attr); variable nodes carry kind="var",
+    Op nodes carry kind="op", type, index, role (the op_role attr) and peers (the endpoints a send,
+    recv or barrier talks to: its epmap or endpoints attr; empty for other ops); variable nodes carry kind="var",
     name, shape, dtype, persistable, parameter and block (the block the variable lives in; None for a
     name no block declares). Every variable of the block is a node, and so is every variable of a
     parent block that an op of this block names.
@@ -38,7 +39,10 @@ def to_networkx(block: Block) -> nx.MultiDiGraph:
         _add_var(graph, block, name)
     for index, op in enumerate(block.ops):
         node = op_node(index)
-        graph.add_node(node, kind="op", type=op.type, index=index, role=int(op.attrs.get("op_role", 0)))
+        peers = op.attrs.get("epmap") or op.attrs.get("endpoints") or []
+        graph.add_node(
+            node, kind="op", type=op.type, index=index, role=int(op.attrs.get("op_role", 0)), peers=list(peers)
+        )
         for slot, names in op.inputs.items():
             for name in names:
                 graph.add_edge(_add_var(graph, block, name), node, slot=slot)
@@ -106,7 +110,10 @@ def _block_statements(block: Block, prefix: str, indent: str) -> list[str]:
 
 
 def _op_style(data: dict) -> dict[str, str]:
-    return {"label": data["type"], "shape": "box", "style": "filled", "fillcolor": _role_color(data["role"])}
+    """A box coloured by role; a communication op's label names where it goes (`send -> 127.0.0.1:6174`)."""
+    peers = list(dict.fromkeys(data.get("peers", [])))
+    label = data["type"] + ("\n-> " + "\n-> ".join(peers) if peers else "")
+    return {"label": label, "shape": "box", "style": "filled", "fillcolor": _role_color(data["role"])}
 
 
 def _role_color(role: int) -> str:

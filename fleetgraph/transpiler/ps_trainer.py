@@ -105,7 +105,13 @@ def _grow_tables_lazily(block: Block, trainer_main: Program, plan: DistPlan) -> 
 
 
 def append_recv_params(
-    block: Block, plan: DistPlan, trainer_id: int, *, fetch_barrier: bool, background: bool = False, joined=False
+    block: Block,
+    plan: DistPlan,
+    trainer_id: int,
+    *,
+    fetch_barrier: bool,
+    background: bool = False,
+    joined: bool = False,
 ) -> None:
     """recv each parameter's blocks (step 5), fetch_barrier, then concat sliced ones (step 6); async
     steps read the values a background thread pulls (`background`); `joined`: one recv output, the
