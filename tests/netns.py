@@ -2,7 +2,7 @@
 loopback and one address on a shared bridge (10.77.N.1/24 style addresses, host i at .i+1), built
 with iproute2 and removed afterwards. Needs root; `available()` says whether this machine can.
 
-Faults: `partition(host)` takes a host's link down (and `heal` brings it back); `FaultProxy` is a
+Faults: `partition(host)` takes a host's link down; `FaultProxy` is a
 small TCP relay run in a host's namespace that delays or resets what passes through it (this
 machine's kernel has no `tc netem`), put between trainers and a pserver by giving the trainers the
 proxy's endpoint.
@@ -77,9 +77,6 @@ class Cluster:
 
     def partition(self, host: Host) -> None:
         _ip("-n", self.switch, "link", "set", host.veth, "down")
-
-    def heal(self, host: Host) -> None:
-        _ip("-n", self.switch, "link", "set", host.veth, "up")
 
 
 def _ip(*args: str) -> None:

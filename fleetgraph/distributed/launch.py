@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import ipaddress
 import os
 import secrets
 import signal
@@ -21,7 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..executor.comm.security import SECRET_ENV
-from ..ir.endpoints import endpoint_problem, host_problem
+from ..ir.endpoints import endpoint_problem, host_problem, is_loopback
 from .launch_utils import STOP_SIGNALS, LaunchError, ProcSpec, Supervisor, env_table, grace_seconds, log
 
 PS_ARGS = ("server_num", "worker_num", "servers", "workers")
@@ -347,14 +346,7 @@ def _split(text: str | None) -> list[str]:
 def _is_local(host: str, node_ip: str | None) -> bool:
     if node_ip:
         return host == node_ip
-    if host == "localhost":
-        return True
-    try:
-        if ipaddress.ip_address(host).is_loopback:
-            return True
-    except ValueError:
-        pass
-    return host in _host_addresses()
+    return is_loopback(host) or host in _host_addresses()
 
 
 @functools.cache

@@ -29,3 +29,13 @@ def host_problem(host: str) -> str:
     if not host or any(c.isspace() for c in host) or "," in host:
         return f"has {host!r} for a host"
     return ""
+
+
+def is_loopback(host: str) -> bool:
+    """Whether a host names this machine's loopback: localhost, 127/8, [::1]."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False

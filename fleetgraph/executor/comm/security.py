@@ -18,7 +18,6 @@ unauthenticated job is wanted.
 from __future__ import annotations
 
 import hashlib
-import ipaddress
 import logging
 import os
 import threading
@@ -28,6 +27,7 @@ from zmq.auth.thread import ThreadAuthenticator
 from zmq.utils import z85
 
 from ...ir import FleetgraphError
+from ...ir.endpoints import is_loopback
 
 SECRET_ENV = "FLEETGRAPH_JOB_SECRET"
 INSECURE_ENV = "FLEETGRAPH_INSECURE"
@@ -61,7 +61,7 @@ def authenticated(endpoint: str, what: str) -> bool:
     global _warned
     if job_secret() is not None:
         return True
-    if not _is_loopback(endpoint.rsplit(":", 1)[0]):
+    if not is_loopback(endpoint.rsplit(":", 1)[0]):
         if os.environ.get(INSECURE_ENV, "") not in ("", "0"):
             return False
         raise InsecureJobError(
@@ -127,15 +127,6 @@ def stop(context) -> None:
         admission = _admissions.pop(id(context), None)
     if admission is not None:
         admission.stop()
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 class _Admission(ThreadAuthenticator):
