@@ -1,4 +1,4 @@
-"""Job authentication policy (executor/comm/security.py); the live checks are in test_ps_runtime.py
+"""Job authentication policy (executor/comm/security.py); the live checks are in test_ps_faults.py
 and test_collective_runtime.py."""
 
 from __future__ import annotations
