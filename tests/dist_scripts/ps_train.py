@@ -123,7 +123,8 @@ def main() -> None:
         for p in main_prog.all_parameters()
         if p.name not in on_pservers
     }
-    np.savez(args.out, losses=np.array(losses), **params)
+    if args.out:  # without --out, np.savez would write '.npz' into the working directory
+        np.savez(args.out, losses=np.array(losses), **params)
     print(f"trainer {trainer_id}: {len(losses)} steps, loss {losses[0]:.4f} -> {losses[-1]:.4f}")
 
 
