@@ -20,6 +20,8 @@ from . import (
     utils,
     vision,
 )
+from .dygraph.mode import disable_static, enable_static, in_dynamic_mode, no_grad
+from .dygraph.tensor import Tensor, is_tensor, to_tensor
 from .executor import CPUPlace, CUDAPlace, Executor, Scope, global_scope
 from .executor import seed as _seed_generator
 from .ir import FleetgraphError, Program, default_main_program, default_startup_program
@@ -61,18 +63,6 @@ float16, float32, float64 = "float16", "float32", "float64"
 int8, int16, int32, int64, uint8 = "int8", "int16", "int32", "int64", "uint8"
 
 
-def enable_static() -> None:
-    """fleetgraph always builds static programs; kept so Paddle 2.x scripts run unchanged."""
-
-
-def disable_static(place=None) -> None:
-    raise FleetgraphError("disable_static: fleetgraph runs static programs only; dynamic graph mode is not available")
-
-
-def in_dynamic_mode() -> bool:
-    return False
-
-
 def seed(value: int) -> None:
     """Fix every random draw from here on: the default programs' random_seed and the global generator."""
     default_main_program().random_seed = int(value)
@@ -94,6 +84,7 @@ __all__ = [
     "ParamAttr",
     "Program",
     "Scope",
+    "Tensor",
     "abs",
     "add",
     "add_n",
@@ -118,12 +109,14 @@ __all__ = [
     "incubate",
     "initializer",
     "io",
+    "is_tensor",
     "layers",
     "log",
     "matmul",
     "mean",
     "metric",
     "multiply",
+    "no_grad",
     "nn",
     "ones",
     "optimizer",
@@ -141,6 +134,7 @@ __all__ = [
     "subtract",
     "sum",
     "tanh",
+    "to_tensor",
     "topk",
     "transpose",
     "utils",

@@ -15,10 +15,10 @@ from ..ir import (
 
 
 def in_dygraph_mode() -> bool:
-    """False: programs are built as static graphs."""
-    from .. import in_dynamic_mode
+    """Fluid 1.x's default is static: True only after disable_static() or inside fluid.dygraph.guard()."""
+    from ..dygraph.mode import in_dygraph_mode as _in_dygraph_mode
 
-    return in_dynamic_mode()
+    return _in_dygraph_mode()
 
 
 __all__ = [

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ..dygraph import engine, mode
+from ..dygraph.tensor import Tensor
 from ..ir.program import Variable
 from .helper import LayerHelper
 
@@ -17,7 +19,15 @@ def apply_op(
     extra_outputs=(),
 ) -> Variable:
     """Append `op_type` with a fresh output variable in `out_slot` (plus `extra_outputs` slots) and
-    return the output."""
+    return the output; on Tensor inputs (or none, in dynamic mode) the op runs at once instead."""
+    if _eager(inputs):
+        ins = {slot: list(vs) if isinstance(vs, (list, tuple)) else [vs] for slot, vs in inputs.items()}
+        out = Tensor(dtype=dtype)
+        outputs = {out_slot: [out]}
+        for slot in extra_outputs:
+            outputs[slot] = [Tensor()]
+        engine.run_op(op_type, ins, outputs, attrs)
+        return out
     helper = LayerHelper(op_type, name)
     first = (
         next(
@@ -36,3 +46,13 @@ def apply_op(
         outputs[slot] = [helper.create_variable_for_type_inference(dtype, stop_gradient=True)]
     helper.append_op(op_type, inputs, outputs, attrs)
     return out
+
+
+def _eager(inputs: dict) -> bool:
+    for vs in inputs.values():
+        for v in vs if isinstance(vs, (list, tuple)) else (vs,):
+            if isinstance(v, Tensor):
+                return True
+            if isinstance(v, Variable):
+                return False
+    return not inputs and mode.eager_by_default()

@@ -3,6 +3,8 @@ startup program, temporary variables, bias and activation)."""
 
 from __future__ import annotations
 
+from ..dygraph import dispatch, mode, params
+from ..dygraph.tensor import Tensor
 from ..initializer import Constant, Xavier
 from ..ir import unique_name
 from ..ir.dtypes import convert_dtype
@@ -43,6 +45,17 @@ class LayerHelper:
         name = attr.name or unique_name.generate(f"{self.name}.{suffix}")
         init = attr.initializer or default_initializer or (Constant(0.0) if is_bias else Xavier())
         dtype = convert_dtype(dtype)
+        if mode.eager_by_default():
+            return params.create_parameter(
+                name,
+                shape,
+                dtype,
+                init,
+                trainable=attr.trainable,
+                regularizer=attr.regularizer,
+                optimize_attr={"learning_rate": attr.learning_rate},
+                need_clip=attr.need_clip,
+            )
         main = self.main_program.global_block()
         if main.has_var(name):
             return main.var(name)  # a shared parameter: reuse it
@@ -61,6 +74,8 @@ class LayerHelper:
         return param
 
     def create_variable_for_type_inference(self, dtype="float32", stop_gradient=False) -> Variable:
+        if mode.eager_by_default():
+            return Tensor(None, stop_gradient=stop_gradient, dtype=convert_dtype(dtype))
         name = unique_name.generate_with_ignorable_key(f"{self.name}.tmp")
         return self.block.create_var(name, dtype=dtype, stop_gradient=stop_gradient)
 
@@ -68,14 +83,25 @@ class LayerHelper:
 
     def create_global_variable(self, shape, dtype="float32", persistable=False, name=None) -> Variable:
         name = name or unique_name.generate(f"{self.name}.global")
+        if mode.eager_by_default():
+            t = Tensor(None, name, dtype=convert_dtype(dtype))
+            t._shape, t.persistable = tuple(shape), persistable
+            return t
         return self.main_program.global_block().create_var(name, shape, dtype, persistable=persistable)
 
     def set_variable_initializer(self, var: Variable, initializer) -> None:
+        if isinstance(var, Tensor):
+            params.initialize(var, initializer)
+            return
         startup = self.startup_program.global_block()
         twin = startup.create_var(var.name, var.shape, var.dtype, persistable=True)
         initializer(twin, startup)
 
     def append_op(self, type, inputs=None, outputs=None, attrs=None):
+        """Runs the op at once on Tensors, appends it to the program on static Variables."""
+        if dispatch.is_eager(type, inputs, outputs):
+            return dispatch.run_eagerly(type, inputs, outputs, attrs)
+        dispatch.to_static_outputs(self.block, outputs)
         return self.block.append_op(type, inputs, outputs, attrs)
 
     def append_bias_op(self, x: Variable, bias_attr, dim_start: int = 1, dim_end: int | None = None) -> Variable:

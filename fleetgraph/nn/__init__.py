@@ -1,6 +1,41 @@
-"""`paddle.nn` for static graphs: `functional`, `initializer` and the gradient clips."""
+"""`paddle.nn`: the Layer classes (eager by default, static after enable_static), `functional`,
+`initializer` and the gradient clips."""
 
 from ..clip import ClipGradByGlobalNorm, ClipGradByNorm, ClipGradByValue
 from . import functional, initializer
+from .layer.activation import CrossEntropyLoss, MSELoss, ReLU, Sigmoid, Softmax, Tanh
+from .layer.common import Dropout, Embedding, Flatten, Linear
+from .layer.container import LayerList, ParameterList, Sequential
+from .layer.conv import Conv2D
+from .layer.layers import Layer
+from .layer.norm import BatchNorm, BatchNorm1D, BatchNorm2D
+from .layer.pooling import AdaptiveAvgPool2D, AvgPool2D, MaxPool2D
 
-__all__ = ["ClipGradByGlobalNorm", "ClipGradByNorm", "ClipGradByValue", "functional", "initializer"]
+__all__ = [
+    "AdaptiveAvgPool2D",
+    "AvgPool2D",
+    "BatchNorm",
+    "BatchNorm1D",
+    "BatchNorm2D",
+    "ClipGradByGlobalNorm",
+    "ClipGradByNorm",
+    "ClipGradByValue",
+    "Conv2D",
+    "CrossEntropyLoss",
+    "Dropout",
+    "Embedding",
+    "Flatten",
+    "Layer",
+    "LayerList",
+    "Linear",
+    "MSELoss",
+    "MaxPool2D",
+    "ParameterList",
+    "ReLU",
+    "Sequential",
+    "Sigmoid",
+    "Softmax",
+    "Tanh",
+    "functional",
+    "initializer",
+]

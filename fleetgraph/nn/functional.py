@@ -81,3 +81,77 @@ __all__ = [
     "square_error_cost",
     "tanh",
 ]
+
+
+def linear(x, weight, bias=None, name=None):
+    """x @ weight + bias (weight is [in_features, out_features]), as Paddle's."""
+    out = _math.matmul(x, weight)
+    if bias is None:
+        return out
+    return apply_op("elementwise_add", {"X": [out], "Y": [bias]}, {"axis": -1})
+
+
+def conv2d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, data_format="NCHW", name=None):
+    """A conv2d op over `weight` [out_c, in_c / groups, kh, kw], plus the bias per channel."""
+    attrs = {
+        "strides": _nn._pair(stride, "conv2d stride"),
+        "paddings": _nn._pair(padding, "conv2d padding"),
+        "dilations": _nn._pair(dilation, "conv2d dilation"),
+        "groups": int(groups),
+        "data_format": data_format,
+    }
+    out = apply_op("conv2d", {"Input": [x], "Filter": [weight]}, attrs, out_slot="Output", name=name)
+    if bias is None:
+        return out
+    axis = 1 if data_format == "NCHW" else 3
+    return apply_op("elementwise_add", {"X": [out], "Y": [bias]}, {"axis": axis})
+
+
+def batch_norm(
+    x,
+    running_mean,
+    running_var,
+    weight,
+    bias,
+    training=False,
+    momentum=0.9,
+    epsilon=1e-05,
+    data_format="NCHW",
+    use_global_stats=None,
+    name=None,
+):
+    """Batch statistics while training (updating the running ones in place), the running ones in eval."""
+    from ..layers.helper import LayerHelper
+
+    helper = LayerHelper("batch_norm", name)
+    out = helper.create_variable_for_type_inference(x.dtype)
+    saved_mean = helper.create_variable_for_type_inference(x.dtype, stop_gradient=True)
+    saved_var = helper.create_variable_for_type_inference(x.dtype, stop_gradient=True)
+    helper.append_op(
+        "batch_norm",
+        {"X": [x], "Scale": [weight], "Bias": [bias], "Mean": [running_mean], "Variance": [running_var]},
+        {
+            "Y": [out],
+            "MeanOut": [running_mean],
+            "VarianceOut": [running_var],
+            "SavedMean": [saved_mean],
+            "SavedVariance": [saved_var],
+        },
+        {
+            "momentum": float(momentum),
+            "epsilon": float(epsilon),
+            "is_test": not training,
+            "data_layout": "NCHW" if data_format in ("NCHW", "NCL", "NC") else "NHWC",
+            "use_global_stats": bool(use_global_stats) if use_global_stats is not None else False,
+        },
+    )
+    return out
+
+
+def flatten(x, start_axis=1, stop_axis=-1, name=None):
+    from ..tensor_api import flatten as _flatten
+
+    return _flatten(x, start_axis, stop_axis, name)
+
+
+__all__ += ["batch_norm", "conv2d", "flatten", "linear"]

@@ -4,11 +4,17 @@ from __future__ import annotations
 
 import numbers
 
+import numpy as np
+
 from ..clip import ClipGradBase
+from ..dygraph.dispatch import EagerProgram
+from ..dygraph.mode import eager_guard, no_grad
+from ..dygraph.tensor import Tensor
 from ..initializer import Constant
 from ..ir import FleetgraphError, FleetgraphTypeError, unique_name
 from ..ir.framework import default_main_program, default_startup_program
-from ..ir.program import Parameter, Program, Variable
+from ..ir.program import Parameter, Program, Variable, VarType
+from ..ops.selected_rows import SelectedRows
 from ..regularizer import L2Decay, WeightDecayRegularizer
 from ..transpiler.backward import append_backward
 from .lr import LRScheduler
@@ -78,7 +84,10 @@ class Optimizer:
         no_grad_set=None,
         parameter_list=None,
     ):
-        """Append backward, regularization and optimize ops; returns (optimize_ops, params_grads)."""
+        """Append backward, regularization and optimize ops; returns (optimize_ops, params_grads).
+        On an eager Tensor (whose backward() has run) it updates the parameters now: step()."""
+        if isinstance(loss, Tensor):
+            return [], self.step()
         if not isinstance(loss, Variable):
             raise FleetgraphTypeError(
                 f"{type(self).__name__}.minimize: loss expected a Variable, got {type(loss).__name__}"
@@ -99,6 +108,49 @@ class Optimizer:
 
     def apply_gradients(self, params_grads):
         return self._apply_gradients(default_main_program(), default_startup_program(), params_grads)
+
+    # -- dynamic mode: the same ops, run at once on the parameters' gradients ----------------------
+    def step(self):
+        """Update every parameter that has a gradient (after loss.backward()); returns the
+        (parameter, gradient) pairs. The ops are the ones minimize appends in static mode, run
+        eagerly; the optimizer's state lives in its own eager program, one Tensor per accumulator."""
+        if self._parameter_list is None:
+            raise FleetgraphError(
+                f"{type(self).__name__}.step: no parameters; in dynamic mode pass parameters=model.parameters()"
+            )
+        params_grads = []
+        for p in self._parameter_list:
+            if not isinstance(p, Tensor):
+                raise FleetgraphTypeError(
+                    f"{type(self).__name__}.step: parameter {getattr(p, 'name', p)!r} is static; expected the "
+                    "eager parameters of a Layer made in dynamic mode (call minimize(loss) in static mode)"
+                )
+            if getattr(p, "trainable", True) and p._grad is not None:
+                params_grads.append((p, _grad_tensor(p)))
+        program = self._eager_program()
+        scheduler = self._learning_rate if isinstance(self._learning_rate, LRScheduler) else None
+        if scheduler is not None and id(program) in self._lr_vars:  # as the executor does before a run
+            self._lr_vars[id(program)].value = np.array([scheduler()], dtype="float32")
+        with no_grad(), eager_guard():
+            self._apply_gradients(program, program, params_grads)
+        return params_grads
+
+    def clear_grad(self, set_to_zero: bool = True) -> None:
+        for p in self._parameter_list or []:
+            if isinstance(p, Tensor):
+                p.clear_gradient()
+
+    clear_gradients = clear_grad
+
+    def _eager_program(self) -> EagerProgram:
+        if getattr(self, "_eager", None) is None:
+            if isinstance(self._learning_rate, Variable):
+                raise FleetgraphError(
+                    f"{type(self).__name__}.step: the learning rate is the static variable "
+                    f"{self._learning_rate.name!r}; in dynamic mode pass a float or a paddle.optimizer.lr scheduler"
+                )
+            self._eager = EagerProgram(default_startup_program().random_seed)
+        return self._eager
 
     # -- building ------------------------------------------------------------------------------
     def _apply_gradients(self, program: Program, startup: Program, params_grads):
@@ -167,6 +219,13 @@ class Optimizer:
             Constant(fill)(twin, startup.global_block())
             self._accumulators[key] = var
         return self._accumulators[key]
+
+
+def _grad_tensor(param: Tensor) -> Tensor:
+    grad = Tensor(param._grad, param.name + "@GRAD")
+    if isinstance(param._grad, SelectedRows):
+        grad.type = VarType.SELECTED_ROWS
+    return grad
 
 
 def _update_block(program: Program):

@@ -1,0 +1,306 @@
+"""Eager execution over the op registry: an op's registered kernel runs at once and the op goes on a
+tape; `backward` runs the registered grad ops of the tape's ops, last first.
+
+Steps of `backward(loss)`:
+  1. collect the tape nodes the loss depends on, newest first (a node's sequence number orders it
+     after everything it read);
+  2. seed the loss gradient with ones;
+  3. for each node whose outputs received a gradient, ask its op's grad maker (the one static
+     autodiff uses) for the grad ops, keep only gradients of inputs that need one, and run their
+     kernels, reading forward values saved on the node and zeros for output gradients never written;
+  4. add up the gradients a variable receives from several ops (dense or SelectedRows);
+  5. add the gradients of leaves (parameters, tensors with stop_gradient False) into their `.grad`,
+     run the post-backward hooks (DataParallel's all-reduce), and free the tape unless retained.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import numpy as np
+
+from ..executor import rng
+from ..ir import FleetgraphError, KernelError, get_op_def
+from ..ir.errors import fmt_shape
+from ..ir.program import Operator
+from ..ir.registry import COMMON_ATTRS, GRAD_SUFFIX
+from ..ops.selected_rows import SelectedRows, merge_dense
+from . import mode
+
+_seq = itertools.count()
+_post_backward_hooks: list = []
+
+
+class _Spec:
+    """An op type resolved once for eager calls: kernel, slots, default attrs and flags."""
+
+    __slots__ = ("type", "opdef", "kernel", "ins", "outs", "attrs", "single_out", "random", "want", "ctx", "inplace")
+
+    def __init__(self, type: str) -> None:
+        opdef = get_op_def(type)
+        if opdef.kernel is None:
+            raise FleetgraphError(f"{type}: has no kernel and cannot run eagerly")
+        self.type, self.opdef, self.kernel = type, opdef, opdef.kernel
+        self.ins = tuple((s.name, s.duplicable) for s in opdef.inputs)
+        self.outs = tuple((s.name, s.duplicable) for s in opdef.outputs)
+        self.attrs = opdef.attrs
+        self.single_out = len(opdef.outputs) == 1
+        self.random, self.want, self.ctx = opdef.random, opdef.wants_outputs, opdef.needs_context
+        self.inplace = set(opdef.inplace)
+
+
+_SPECS: dict[str, _Spec] = {}
+
+
+def spec(type: str) -> _Spec:
+    found = _SPECS.get(type)
+    if found is None:
+        found = _SPECS[type] = _Spec(type)
+    return found
+
+
+class _Context:
+    """What a kernel flagged needs_context sees eagerly: the process's communicator."""
+
+    @property
+    def comm(self):
+        from ..executor.comm import process_comm
+
+        return process_comm()
+
+    def run_block(self, index: int) -> None:
+        raise FleetgraphError("eager mode: ops with sub-blocks cannot run eagerly; build a static program")
+
+
+class Node:
+    """One recorded op: its type, slot names, attrs, the values its grad ops may read, and the input
+    tensors that need a gradient (by name)."""
+
+    __slots__ = ("seq", "type", "inputs", "outputs", "attrs", "values", "parents")
+
+    def __init__(self, type, inputs, outputs, attrs, values, parents) -> None:
+        self.seq = next(_seq)
+        self.type, self.inputs, self.outputs, self.attrs = type, inputs, outputs, attrs
+        self.values, self.parents = values, parents
+
+
+def merged_attrs(s: _Spec, attrs: dict | None) -> dict:
+    if not attrs:
+        return s.attrs
+    for k in attrs:
+        if k not in s.attrs and k not in COMMON_ATTRS:
+            from ..ir.errors import unknown
+
+            raise unknown("attr", k, list(s.attrs), where=s.type)
+    return {**s.attrs, **{k: v for k, v in attrs.items() if k in s.attrs}}
+
+
+def run_kernel(s: _Spec, args: list, attrs: dict, out_names: dict, rng_key: str):
+    """The kernel's result for `args` (in input-slot order) with the op's attrs."""
+    kwargs = {k: attrs[k] for k in s.attrs}
+    if s.random:
+        fixed = attrs.get("fix_seed", True)
+        kwargs["rng"] = rng.generator_for(attrs.get("seed", 0) if fixed else 0, rng_key)
+    if s.want:
+        kwargs["need"] = frozenset(slot for slot, _ in s.outs if out_names.get(slot))
+    if s.ctx:
+        kwargs["ctx"] = _Context()
+    try:
+        return s.kernel(np, *args, **kwargs)
+    except FleetgraphError:
+        raise
+    except Exception as e:
+        shapes = ", ".join(
+            f"{slot}={_describe(a)}" for (slot, _), a in zip(s.ins, args) if a is not None
+        )  # fmt: skip
+        raise KernelError(f"{s.type} (eager) with inputs {shapes or 'none'}: {type(e).__name__}: {e}") from e
+
+
+def _describe(value) -> str:
+    if isinstance(value, list):
+        return "[" + ", ".join(_describe(v) for v in value) + "]"
+    return f"{fmt_shape(np.shape(value))} {getattr(value, 'dtype', type(value).__name__)}"
+
+
+def run_op(type: str, inputs: dict, outputs: dict, attrs: dict | None = None) -> dict:
+    """Run op `type` on Tensors now: `inputs` and `outputs` map slots to lists of Tensors (outputs
+    are filled in). The op goes on the tape when gradients are on and an input needs one."""
+    s = spec(type)
+    attrs = merged_attrs(s, attrs)
+    args = []
+    for slot, dup in s.ins:
+        ts = inputs.get(slot)
+        if not ts:
+            args.append(None)
+        elif dup:
+            args.append([t.value for t in ts])
+        else:
+            args.append(ts[0].value)
+    out_names = {slot: ts for slot, ts in outputs.items() if ts}
+    first = next(iter(out_names.values()), None)
+    result = run_kernel(s, args, attrs, out_names, first[0].name if first else "")
+    results = [result] if s.single_out else result
+    for (slot, dup), value in zip(s.outs, results):
+        ts = outputs.get(slot)
+        if not ts:
+            continue
+        if dup:
+            for t, v in zip(ts, value):
+                t.value = _array(v)
+        else:
+            ts[0].value = _array(value)
+    _record(s, inputs, outputs, attrs)
+    return outputs
+
+
+def _array(value):
+    if type(value) is np.ndarray or isinstance(value, (np.ndarray, SelectedRows)):
+        return value
+    return np.asarray(value)
+
+
+def _record(s: _Spec, inputs: dict, outputs: dict, attrs: dict) -> None:
+    parents = None
+    if mode.grad_enabled() and s.opdef.grad is not None:
+        for ts in inputs.values():
+            for t in ts:
+                if t is not None and not t.stop_gradient:
+                    if parents is None:
+                        parents = {}
+                    parents[t.name] = t
+    if parents is None:
+        for slot, ts in outputs.items():
+            if slot not in s.inplace:
+                for t in ts:
+                    t.stop_gradient = True
+        return
+    values, in_names, out_names = {}, {}, {}
+    for slot, ts in inputs.items():
+        in_names[slot] = [t.name for t in ts]
+        for t in ts:
+            values[t.name] = t.value
+    node = Node(s.type, in_names, out_names, attrs, values, parents)
+    for slot, ts in outputs.items():
+        out_names[slot] = [t.name for t in ts]
+        for t in ts:
+            values[t.name] = t.value
+            if slot not in s.inplace:
+                t.stop_gradient = False
+                t._node = node
+
+
+# -- backward --------------------------------------------------------------------------------------
+
+
+def _as_op(node: Node) -> Operator:
+    return Operator(None, node.type, node.inputs, node.outputs, node.attrs)
+
+
+def _zeros_like(value):
+    if isinstance(value, SelectedRows):
+        return np.zeros(value.shape, value.dtype)
+    return np.zeros_like(value)
+
+
+def backward(loss, grad=None, retain_graph: bool = False) -> None:
+    """Gradients of `loss` into the `.grad` of every leaf it depends on."""
+    if loss.stop_gradient:
+        raise FleetgraphError(
+            f"backward: {loss.name!r} does not depend on any tensor that needs a gradient (stop_gradient is True)"
+        )
+    nodes: dict[int, Node] = {}  # step 1
+    stack = [loss._node]
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in nodes:
+            continue
+        if node.values is None:
+            raise FleetgraphError(
+                "backward: the graph was freed by an earlier backward(); pass retain_graph=True to the first call"
+            )
+        nodes[id(node)] = node
+        stack.extend(t._node for t in node.parents.values() if t._node is not None)
+    seed = np.ones_like(loss.value) if grad is None else np.asarray(getattr(grad, "value", grad), loss.value.dtype)
+    grads: dict[str, Any] = {loss.name: seed}  # step 2
+    leaves: dict[str, Any] = {}
+    if loss._node is None:
+        leaves[loss.name] = loss
+    for node in sorted(nodes.values(), key=lambda n: n.seq, reverse=True):
+        outs = [n for names in node.outputs.values() for n in names]
+        if not any(n in grads for n in outs):
+            continue
+        produced = _run_grad_ops(node, grads)  # step 3
+        for name, parts in produced.items():  # step 4
+            if name in grads:
+                parts = [grads[name], *parts]
+            grads[name] = parts[0] if len(parts) == 1 else merge_dense(np, parts)
+            parent = node.parents[name]
+            if parent._node is None:
+                leaves[name] = parent
+    for name, t in leaves.items():  # step 5
+        g = grads.get(name)
+        if g is not None:
+            t._grad = g if t._grad is None else merge_dense(np, [t._grad, g])
+    for hook in list(_post_backward_hooks):
+        hook()
+    if not retain_graph:
+        for node in nodes.values():
+            node.values = None
+
+
+def _run_grad_ops(node: Node, grads: dict) -> dict[str, list]:
+    """Run the grad ops of one node; the gradients it gives each of its parents."""
+    descs = get_op_def(node.type).grad(_as_op(node))
+    env: dict[str, Any] = {}
+    produced: dict[str, list] = {}
+    for desc in descs:
+        outputs = {
+            slot: [n if n.endswith(GRAD_SUFFIX) and n[: -len(GRAD_SUFFIX)] in node.parents else None for n in names]
+            for slot, names in desc["outputs"].items()
+        }
+        outputs = {slot: names for slot, names in outputs.items() if any(names)}
+        if not outputs:
+            continue
+        s = spec(desc["type"])
+        args = []
+        for slot, dup in s.ins:
+            names = desc["inputs"].get(slot)
+            if not names:
+                args.append(None)
+                continue
+            values = [_lookup(n, node, grads, env) for n in names]
+            args.append(values if dup else values[0])
+        attrs = merged_attrs(s, desc.get("attrs"))
+        result = run_kernel(s, args, attrs, outputs, next(n for ns in outputs.values() for n in ns if n))
+        results = [result] if s.single_out else result
+        for (slot, dup), value in zip(s.outs, results):
+            names = outputs.get(slot)
+            if not names:
+                continue
+            for n, v in zip(names, value if dup else [value]):
+                if n is not None and v is not None:
+                    env[n] = _array(v)
+                    produced.setdefault(n[: -len(GRAD_SUFFIX)], []).append(env[n])
+    return produced
+
+
+def _lookup(name: str, node: Node, grads: dict, env: dict):
+    if name in env:
+        return env[name]
+    if name.endswith(GRAD_SUFFIX):
+        base = name[: -len(GRAD_SUFFIX)]
+        if base in grads:
+            return grads[base]
+        return _zeros_like(node.values[base])
+    return node.values[name]
+
+
+def register_post_backward_hook(hook) -> None:
+    """`hook()` runs after every backward(), once the leaves hold their gradients."""
+    _post_backward_hooks.append(hook)
+
+
+def remove_post_backward_hook(hook) -> None:
+    if hook in _post_backward_hooks:
+        _post_backward_hooks.remove(hook)

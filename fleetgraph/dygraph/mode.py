@@ -1,0 +1,94 @@
+"""Which mode a call runs in: ops on eager Tensors run at once, ops on static Variables build a program.
+
+The rule serves Paddle 2.x scripts (dynamic by default, never calling `disable_static`) and Fluid
+1.x scripts (static by default, never calling `enable_static`) unchanged:
+  1. a layer function or op called on a Tensor runs eagerly; called on a static Variable it appends
+     to the program (whatever the mode);
+  2. what has no input to go by follows the mode: `nn.Layer` parameters and `paddle.to_tensor` are
+     eager unless `enable_static()` was called (Paddle 2.x's default); input-less Fluid layer
+     functions (`fluid.layers.fill_constant`, ...) build a program unless `disable_static()` was called
+     (Fluid 1.x's default).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import threading
+
+_mode: str | None = None  # "static" after enable_static(), "dynamic" after disable_static(), else None
+_state = threading.local()
+
+
+def enable_static() -> None:
+    """Static mode: nn.Layer parameters and input-less calls build programs."""
+    global _mode
+    _mode = "static"
+
+
+def disable_static(place=None) -> None:
+    """Dynamic mode: nn.Layer parameters and input-less calls (`fill_constant`, ...) run eagerly."""
+    global _mode
+    _mode = "dynamic"
+
+
+def in_dynamic_mode() -> bool:
+    """Paddle 2.x's question: True unless enable_static() was called."""
+    return _mode != "static"
+
+
+def in_dygraph_mode() -> bool:
+    """Fluid 1.x's question (`fluid.in_dygraph_mode()`): True only after disable_static() or inside
+    `fluid.dygraph.guard()`."""
+    return _mode == "dynamic"
+
+
+@contextlib.contextmanager
+def guard(place=None):
+    """`fluid.dygraph.guard()`: dynamic mode inside, the previous mode after."""
+    global _mode
+    old, _mode = _mode, "dynamic"
+    try:
+        yield
+    finally:
+        _mode = old
+
+
+def eager_by_default() -> bool:
+    """Whether a call with nothing to go by (no input, a Layer's parameter) runs eagerly: in dynamic
+    mode, and inside `eager_guard()` (a dynamic Layer's forward, an optimizer's eager step)."""
+    return _mode == "dynamic" or getattr(_state, "eager", False)
+
+
+@contextlib.contextmanager
+def eager_guard():
+    old = getattr(_state, "eager", False)
+    _state.eager = True
+    try:
+        yield
+    finally:
+        _state.eager = old
+
+
+def grad_enabled() -> bool:
+    return getattr(_state, "grad", True)
+
+
+class no_grad:  # noqa: N801  (Paddle's spelling)
+    """`with paddle.no_grad():` or `@paddle.no_grad()`: ops inside record nothing for backward."""
+
+    def __enter__(self):
+        self._old = grad_enabled()
+        _state.grad = False
+        return self
+
+    def __exit__(self, *exc) -> None:
+        _state.grad = self._old
+
+    def __call__(self, fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            with no_grad():
+                return fn(*args, **kwargs)
+
+        return wrapper

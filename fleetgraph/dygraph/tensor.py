@@ -1,0 +1,279 @@
+"""The eager Tensor: a Variable that holds its value, so every layer function taking Variables takes it."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from ..ir import FleetgraphError
+from ..ir.dtypes import convert_dtype
+from ..ir.program import Parameter, Variable, VarType
+from ..ops.selected_rows import SelectedRows
+from . import engine
+
+_names = itertools.count()
+
+
+def fresh_name(prefix: str = "eager_tmp") -> str:
+    return f"{prefix}_{next(_names)}"
+
+
+class Tensor(Variable):
+    """A value with its gradient and the tape node that made it. `stop_gradient` is True for data
+    (to_tensor, a DataLoader's batches) and False for parameters and what is computed from them."""
+
+    # Variable's per-instance flags, as class defaults: an eager op makes many tensors
+    block = None
+    type = VarType.DENSE_TENSOR
+    lod_level = 0
+    persistable = False
+    is_data = False
+    need_check_feed = False
+    _shape: tuple = ()  # a placeholder's declared shape, until it holds a value
+
+    def __init__(self, value=None, name: str | None = None, stop_gradient: bool = True, dtype: str | None = None):
+        self.name = name or fresh_name()
+        self.value = value
+        self._dtype = dtype
+        self.stop_gradient = stop_gradient
+        self._node = None
+        self._grad = None
+
+    @classmethod
+    def _from_placeholder(cls, var: Variable) -> Tensor:
+        """A static placeholder a layer function made before it saw Tensor inputs becomes a Tensor."""
+        name, dtype, stop = var.name, var.dtype, var.stop_gradient
+        var.__dict__.clear()
+        var.__class__ = cls
+        Tensor.__init__(var, None, name, stop, dtype)
+        return var
+
+    # -- Variable's view ---------------------------------------------------------------------------
+    @property
+    def shape(self) -> list[int]:
+        return list(np.shape(self.value)) if self.value is not None else list(self._shape)
+
+    @property
+    def dtype(self) -> str:
+        if self.value is None:
+            return self._dtype or "float32"
+        return convert_dtype(self.value.dtype.name if hasattr(self.value, "dtype") else self._dtype)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape))
+
+    # -- values ---------------------------------------------------------------------------------------
+    def numpy(self) -> np.ndarray:
+        value = self.value
+        if isinstance(value, SelectedRows):
+            return value.to_dense(np)
+        return np.asarray(value)
+
+    def __array__(self, dtype=None, copy=None):
+        a = self.numpy()
+        return a.astype(dtype) if dtype is not None else a
+
+    def item(self):
+        return self.numpy().item()
+
+    def __float__(self) -> float:
+        return float(self.numpy().reshape(()).item())
+
+    def __int__(self) -> int:
+        return int(self.numpy().reshape(()).item())
+
+    def __format__(self, spec: str) -> str:
+        if spec and self.numpy().size == 1:
+            return format(self.item(), spec)
+        return format(str(self), spec)
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __bool__(self) -> bool:
+        return bool(self.numpy())
+
+    def __repr__(self) -> str:
+        return (
+            f"Tensor(shape={self.shape}, dtype={self.dtype}, stop_gradient={self.stop_gradient},\n"
+            f"       {np.array2string(self.numpy(), prefix='       ')})"
+        )
+
+    __str__ = __repr__
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    # -- gradients ------------------------------------------------------------------------------------
+    @property
+    def grad(self) -> Tensor | None:
+        """The accumulated gradient as a Tensor (a sparse one made dense), or None before backward."""
+        if self._grad is None:
+            return None
+        g = self._grad.to_dense(np) if isinstance(self._grad, SelectedRows) else self._grad
+        return Tensor(g, self.name + "@GRAD")
+
+    def gradient(self) -> np.ndarray | None:
+        """Paddle 2.0's spelling: the gradient as a NumPy array."""
+        g = self.grad
+        return None if g is None else g.value
+
+    def backward(self, grad_tensor=None, retain_graph: bool = False) -> None:
+        engine.backward(self, grad_tensor, retain_graph)
+
+    def clear_gradient(self, set_to_zero: bool = True) -> None:
+        self._grad = None
+
+    clear_grad = clear_gradient
+
+    def detach(self) -> Tensor:
+        return Tensor(self.value, stop_gradient=True)
+
+    def clone(self) -> Tensor:
+        from ..layers.tensor import assign
+
+        return assign(self)
+
+    def astype(self, dtype) -> Tensor:
+        from ..layers.tensor import cast
+
+        return cast(self, dtype)
+
+    def set_value(self, value) -> None:
+        """Replace the value in place (same shape and dtype), as Paddle's `Tensor.set_value`."""
+        array = np.asarray(getattr(value, "value", value))
+        if self.value is not None and tuple(array.shape) != tuple(np.shape(self.value)):
+            raise FleetgraphError(
+                f"set_value {self.name!r}: expected shape {list(np.shape(self.value))}, got {list(array.shape)}"
+            )
+        self.value = array.astype(self.dtype, copy=True) if self.value is not None else array.copy()
+
+    # -- arithmetic: one eager op each ------------------------------------------------------------------
+    def _binary(self, op_type: str, other, reverse: bool = False) -> Tensor:
+        if not isinstance(other, Tensor):
+            other = Tensor(np.asarray(other, dtype=self.value.dtype))
+        x, y = (other, self) if reverse else (self, other)
+        out = Tensor()
+        engine.run_op(op_type, {"X": [x], "Y": [y]}, {"Out": [out]}, {"axis": -1})
+        return out
+
+    def _scale(self, scale: float, bias: float = 0.0) -> Tensor:
+        out = Tensor()
+        engine.run_op("scale", {"X": [self]}, {"Out": [out]}, {"scale": scale, "bias": bias})
+        return out
+
+    def __add__(self, other):
+        if isinstance(other, (int, float)):
+            return self._scale(1.0, float(other))
+        return self._binary("elementwise_add", other)
+
+    __radd__ = __add__
+
+    def __sub__(self, other):
+        if isinstance(other, (int, float)):
+            return self._scale(1.0, -float(other))
+        return self._binary("elementwise_sub", other)
+
+    def __rsub__(self, other):
+        if isinstance(other, (int, float)):
+            return self._scale(-1.0, float(other))
+        return self._binary("elementwise_sub", other, reverse=True)
+
+    def __mul__(self, other):
+        if isinstance(other, (int, float)):
+            return self._scale(float(other))
+        return self._binary("elementwise_mul", other)
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, other):
+        if isinstance(other, (int, float)):
+            return self._scale(1.0 / float(other))
+        return self._binary("elementwise_div", other)
+
+    def __rtruediv__(self, other):
+        return self._binary("elementwise_div", other, reverse=True)
+
+    def __neg__(self):
+        return self._scale(-1.0)
+
+    def __matmul__(self, other):
+        out = Tensor()
+        engine.run_op("matmul", {"X": [self], "Y": [other]}, {"Out": [out]})
+        return out
+
+    def _compare(self, op_type: str, other) -> Tensor:
+        other = other.value if isinstance(other, Tensor) else other
+        return Tensor(getattr(np, op_type)(self.numpy(), other))
+
+    def __eq__(self, other):  # elementwise, as Paddle's
+        return self._compare("equal", other)
+
+    def __ne__(self, other):
+        return self._compare("not_equal", other)
+
+    def __lt__(self, other):
+        return self._compare("less", other)
+
+    def __le__(self, other):
+        return self._compare("less_equal", other)
+
+    def __gt__(self, other):
+        return self._compare("greater", other)
+
+    def __ge__(self, other):
+        return self._compare("greater_equal", other)
+
+
+class ParamBase(Tensor, Parameter):
+    """An eager parameter: a Tensor that the optimizers and Layer treat as a Parameter."""
+
+    persistable = True
+
+    def __init__(
+        self,
+        value,
+        name: str,
+        *,
+        trainable: bool = True,
+        regularizer=None,
+        optimize_attr=None,
+        need_clip: bool = True,
+        initializer=None,
+    ) -> None:
+        Tensor.__init__(self, value, name, stop_gradient=not trainable)
+        self.trainable = bool(trainable)
+        self.regularizer = regularizer
+        self.optimize_attr = dict(optimize_attr or {"learning_rate": 1.0})
+        self.need_clip = bool(need_clip)
+        self.initializer = initializer
+
+    def __repr__(self) -> str:
+        return "Parameter containing:\n" + super().__repr__()
+
+    __str__ = __repr__
+
+
+def to_tensor(data, dtype=None, place=None, stop_gradient: bool = True) -> Tensor:
+    """`paddle.to_tensor`: an eager Tensor holding a copy of `data` (Python floats become float32,
+    ints int64, as Paddle's)."""
+    if isinstance(data, Tensor):
+        data = data.numpy()
+    array = np.array(data, copy=True)
+    if dtype is not None:
+        array = array.astype(convert_dtype(dtype))
+    elif array.dtype == np.float64 and not isinstance(data, np.ndarray):
+        array = array.astype(np.float32)
+    elif array.dtype.kind == "i" and not isinstance(data, np.ndarray):
+        array = array.astype(np.int64)
+    return Tensor(array, stop_gradient=stop_gradient)
+
+
+def is_tensor(value) -> bool:
+    return isinstance(value, Tensor)

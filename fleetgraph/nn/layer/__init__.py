@@ -1,0 +1,1 @@
+"""The `paddle.nn` layer classes."""

@@ -1,0 +1,85 @@
+"""BatchNorm (Fluid's dygraph spelling) and BatchNorm1D/2D (Paddle 2.x)."""
+
+from __future__ import annotations
+
+from ...initializer import Constant
+from ...param_attr import ParamAttr
+from .. import functional as F
+from .layers import Layer
+
+
+class _BatchNormBase(Layer):
+    def __init__(
+        self,
+        num_features,
+        momentum=0.9,
+        epsilon=1e-05,
+        weight_attr=None,
+        bias_attr=None,
+        data_format="NCHW",
+        use_global_stats=None,
+        name=None,
+    ) -> None:
+        super().__init__()
+        c = int(num_features)
+        self._momentum, self._epsilon = momentum, epsilon
+        self._data_format, self._use_global_stats = data_format, use_global_stats
+        self.weight = self.create_parameter([c], weight_attr, default_initializer=Constant(1.0))
+        self.bias = self.create_parameter([c], bias_attr, is_bias=True)
+        self._mean = self.create_parameter([c], ParamAttr(initializer=Constant(0.0), trainable=False))
+        self._variance = self.create_parameter([c], ParamAttr(initializer=Constant(1.0), trainable=False))
+
+    def forward(self, x):
+        return F.batch_norm(
+            x,
+            self._mean,
+            self._variance,
+            self.weight,
+            self.bias,
+            self.training,
+            self._momentum,
+            self._epsilon,
+            self._data_format,
+            self._use_global_stats,
+        )
+
+
+class BatchNorm1D(_BatchNormBase):
+    pass
+
+
+class BatchNorm2D(_BatchNormBase):
+    pass
+
+
+class BatchNorm(_BatchNormBase):
+    """`paddle.nn.BatchNorm(num_channels, act=None, is_test=False, momentum=0.9, epsilon=1e-05,
+    param_attr=None, bias_attr=None, dtype='float32', data_layout='NCHW', ...)`: with an activation."""
+
+    def __init__(
+        self,
+        num_channels,
+        act=None,
+        is_test=False,
+        momentum=0.9,
+        epsilon=1e-05,
+        param_attr=None,
+        bias_attr=None,
+        dtype="float32",
+        data_layout="NCHW",
+        in_place=False,
+        moving_mean_name=None,
+        moving_variance_name=None,
+        do_model_average_for_mean_and_var=True,
+        use_global_stats=False,
+        trainable_statistics=False,
+    ) -> None:
+        super().__init__(num_channels, momentum, epsilon, param_attr, bias_attr, data_layout, use_global_stats)
+        self._act, self._is_test = act, is_test
+
+    def forward(self, x):
+        from ...layers._apply import apply_op
+
+        self.training = self.training and not self._is_test
+        out = super().forward(x)
+        return out if self._act is None else apply_op(self._act, {"X": [out]})
