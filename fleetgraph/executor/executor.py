@@ -21,6 +21,7 @@ from ..ir.errors import close_matches, fmt_shape
 from ..ir.program import Block, Program, Variable
 from ..ops.lod_tensor import LoDTensor, check_lod, from_sequences
 from . import rng
+from .fuse_lookup import fuse_lookup_chains
 from .place import CPUPlace, Place
 from .scope import Scope, global_scope
 
@@ -171,7 +172,8 @@ class _Plan:
 
     def __init__(self, block: Block, xp) -> None:
         lod_vars = frozenset(n for n in block._visible_names() if block.var_recursive(n).lod_level > 0)
-        self.steps = _batched_recvs([_Step(i, op, xp, lod_vars) for i, op in enumerate(block.ops)])
+        steps = _batched_recvs([_Step(i, op, xp, lod_vars) for i, op in enumerate(block.ops)])
+        self.steps = fuse_lookup_chains(steps, block) if lod_vars else steps
         self.random_steps = [s for s in self.steps if s.seed]
         self.context_steps = [s for s in self.steps if s.needs_context]
         self.vars = block.vars
@@ -190,33 +192,40 @@ class _Plan:
             step.kwargs["rng"] = rng.generator_for(step.seed, step.rng_key)
         for step in self.context_steps:
             step.kwargs["ctx"] = ctx
-        step = None
-        try:
-            for step in self.steps:
-                if step.flat_ins:
-                    args = [env[n] for n in step.ins]
-                else:
-                    args = [_gather(env, n) for n in step.ins]
-                result = step.kernel(xp, *args, **step.kwargs)
-                if step.single_out:
-                    _store(env, step.outs[0], result)
-                elif step.outs:
-                    for names, value in zip(step.outs, result):
-                        if names is not None:
-                            _store(env, names, value)
-        except FleetgraphError as e:
-            if step is None or isinstance(e, (KernelError, EOFException)):
-                raise
-            raise KernelError(f"{_where(step, env)}: {e}") from e
-        except KeyError as e:
-            if step is None or e.args[0] not in step.op.input_arg_names:
-                raise
-            raise KernelError(
-                f"{_where(step, env)}: input {e.args[0]!r} has no value; feed it, or run the startup "
-                "program first if it is a parameter"
-            ) from None
-        except Exception as e:
-            raise KernelError(f"{_where(step, env)}: {type(e).__name__}: {e}") from e
+        run_steps(self.steps, env, xp)
+
+
+def run_steps(steps: list, env: dict, xp) -> None:
+    """Run prepared steps in order on `env`; an error names the op, its block and its inputs."""
+    step = None
+    try:
+        for step in steps:
+            if step.flat_ins:
+                args = [env[n] for n in step.ins]
+            else:
+                args = [_gather(env, n) for n in step.ins]
+            result = step.kernel(xp, *args, **step.kwargs)
+            if step.single_out:
+                _store(env, step.outs[0], result)
+            elif step.outs:
+                for names, value in zip(step.outs, result):
+                    if names is not None:
+                        _store(env, names, value)
+    except FleetgraphError as e:
+        if step is None or isinstance(e, (KernelError, EOFException)):
+            raise
+        raise KernelError(f"{_where(step, env)}: {e}") from e
+    except KeyError as e:
+        if getattr(step, "originals", None):  # a fused step: the op that lacks the input says so
+            run_steps(step.originals, env, xp)
+        if step is None or e.args[0] not in step.op.input_arg_names:
+            raise
+        raise KernelError(
+            f"{_where(step, env)}: input {e.args[0]!r} has no value; feed it, or run the startup "
+            "program first if it is a parameter"
+        ) from None
+    except Exception as e:
+        raise KernelError(f"{_where(step, env)}: {type(e).__name__}: {e}") from e
 
 
 def _gather(env, names):

@@ -82,6 +82,11 @@ class LoDTensor:
         return out
 
 
+def one_row_each(offsets: np.ndarray, rows) -> bool:
+    """Every sequence holds exactly one row (offsets 0, 1, ..., n)."""
+    return len(offsets) == len(rows) + 1 and (len(rows) == 0 or bool((offsets[1:] - offsets[:-1] == 1).all()))
+
+
 def _rows(data) -> int:
     return 0 if data is None or np.ndim(data) == 0 else len(data)
 

@@ -8,7 +8,7 @@ from ..ir import InferContext, make_grad_op, register_op
 from ..ir.errors import fmt_shape
 from ..ir.program import Variable
 from ._common import prod
-from .lod_tensor import LoDError, LoDTensor, strip
+from .lod_tensor import LoDError, LoDTensor, one_row_each, strip
 
 _FEED_HINT = "feed it as a LoDTensor (fluid.create_lod_tensor, nested lists, DataFeeder, DataLoader or a Dataset)"
 
@@ -45,11 +45,6 @@ def _segment_rows(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     return np.arange(int(ends[-1]) if ends.size else 0) + np.repeat(starts - (ends - lengths), lengths)
 
 
-def _one_row_each(offsets: np.ndarray, rows) -> bool:
-    """Every sequence holds exactly one row (offsets 0, 1, ..., n)."""
-    return len(offsets) == len(rows) + 1 and (len(rows) == 0 or bool((offsets[1:] - offsets[:-1] == 1).all()))
-
-
 def _offsets(lengths: np.ndarray) -> np.ndarray:
     return np.concatenate([np.zeros(1, np.int64), np.cumsum(lengths)])
 
@@ -81,7 +76,7 @@ def _pool(xp, x, *, pooltype, is_test, pad_value, need):
     MaxIndex (MAX, training) holds the row each maximum came from, -1 for an empty sequence."""
     seq = _sequences(x, "sequence_pool: X")
     rows, offsets = seq.data, seq.offsets
-    if _one_row_each(offsets, rows):  # one row per sequence (a CTR slot, one id a sample): pooling keeps it
+    if one_row_each(offsets, rows):  # one row per sequence (a CTR slot, one id a sample): pooling keeps it
         index = None
         if pooltype == "MAX" and "MaxIndex" in need and not is_test:
             index = xp.broadcast_to(_column(xp.arange(len(rows), dtype=np.int32), rows.ndim), rows.shape).copy()
@@ -136,7 +131,7 @@ def _pool_grad(xp, x, max_index, dout, *, pooltype, is_test, pad_value):
     """X@GRAD (with X's LoD): Out@GRAD[i] spread over sequence i as its pooling weighs the rows."""
     seq = _sequences(x, "sequence_pool_grad: X")
     rows, offsets, dout = seq.data, seq.offsets, strip(dout)
-    if _one_row_each(offsets, rows):
+    if one_row_each(offsets, rows):
         return seq.with_data(dout)
     lengths = offsets[1:] - offsets[:-1]
     if pooltype == "MAX":

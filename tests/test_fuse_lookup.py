@@ -1,0 +1,142 @@
+"""The executor runs a CTR model's embedding chains (lookup -> SUM sequence_pool per slot, one table)
+as one step each way; every value is bit for bit what the ops one by one give, and a batch the fused
+step does not cover runs the ops one by one."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import fleetgraph as paddle
+import fleetgraph.fluid as fluid
+from fleetgraph.executor import executor as executor_module
+from fleetgraph.ir import KernelError, Program, program_guard, unique_name
+from fleetgraph.ops.lod_tensor import LoDTensor
+from fleetgraph.ops.selected_rows import SelectedRows
+
+SLOTS, VOCAB, WIDTH, ROWS = 4, 40, 3, 6
+
+
+def _model(optimizer):
+    main, startup = Program(), Program()
+    main.random_seed = startup.random_seed = 11
+    with program_guard(main, startup), unique_name.guard():
+        slots = [paddle.static.data(name=f"C{i}", shape=[-1, 1], lod_level=1, dtype="int64") for i in range(SLOTS)]
+        label = paddle.static.data(name="label", shape=[-1, 1], dtype="int64")
+        attr = paddle.ParamAttr(name="table", initializer=paddle.nn.initializer.Uniform())
+        pooled = [
+            paddle.static.nn.sequence_pool(
+                paddle.static.nn.embedding(s, size=[VOCAB, WIDTH], is_sparse=True, param_attr=attr), pool_type="sum"
+            )
+            for s in slots
+        ]
+        hidden = paddle.concat([paddle.reshape(p, [-1, WIDTH]) for p in pooled], axis=1)
+        predict = paddle.static.nn.fc(hidden, size=2, activation="softmax")
+        loss = paddle.mean(paddle.nn.functional.cross_entropy(predict, label, use_softmax=False))
+        optimizer().minimize(loss)
+    return main, startup, loss, pooled
+
+
+def _feed(rng, lengths=None):
+    feed = {"label": rng.integers(0, 2, size=(ROWS, 1))}
+    for i in range(SLOTS):
+        lens = [1] * ROWS if lengths is None or i != 1 else lengths
+        ids = rng.integers(0, VOCAB, size=(sum(lens), 1))
+        feed[f"C{i}"] = fluid.create_lod_tensor(ids, [lens])
+    return feed
+
+
+def _train(monkeypatch, fused: bool, optimizer, feeds, extra_fetch=(), return_numpy=True):
+    if not fused:
+        monkeypatch.setattr(executor_module, "fuse_lookup_chains", lambda steps, block: steps)
+    main, startup, loss, pooled = _model(optimizer)
+    scope = paddle.static.Scope()
+    exe = paddle.static.Executor(paddle.CPUPlace())
+    exe.run(startup, scope=scope)
+    fetch = [loss, *pooled, *extra_fetch]
+    fetched = [exe.run(main, feed=f, fetch_list=fetch, scope=scope, return_numpy=return_numpy) for f in feeds]
+    monkeypatch.undo()
+    plan = exe._plan(main)
+    return fetched, {n: np.array(scope.vars[n]) for n in ("table", "fc_0.w_0")}, plan
+
+
+OPTIMIZERS = {
+    "sgd": lambda: paddle.optimizer.SGD(learning_rate=0.5),
+    "adam": lambda: paddle.optimizer.Adam(learning_rate=0.05),
+    "lazy_adam": lambda: paddle.optimizer.Adam(learning_rate=0.05, lazy_mode=True),
+}
+
+
+@pytest.mark.parametrize("optimizer", sorted(OPTIMIZERS))
+def test_fused_chains_train_bit_for_bit_as_the_ops_one_by_one(monkeypatch, optimizer):
+    rng = np.random.default_rng(0)
+    feeds = [_feed(rng) for _ in range(5)]
+    fused, fused_params, plan = _train(monkeypatch, True, OPTIMIZERS[optimizer], feeds)
+    alone, alone_params, alone_plan = _train(monkeypatch, False, OPTIMIZERS[optimizer], feeds)
+    types = [s.op.type for s in plan.steps]
+    assert types.count("lookup_table_v2") == 1 and "sequence_pool" not in types  # one forward step
+    assert "sequence_pool_grad" not in types and "lookup_table_v2_grad" not in types  # one backward step
+    assert len(alone_plan.steps) - len(plan.steps) == 4 * SLOTS - 1
+    for a, b in zip(fused, alone):
+        for x, y in zip(a, b):
+            np.testing.assert_array_equal(np.array(x), np.array(y))
+    for name in fused_params:
+        np.testing.assert_array_equal(fused_params[name], alone_params[name])
+    assert not np.array_equal(fused_params["table"], _train(monkeypatch, True, OPTIMIZERS[optimizer], [])[1]["table"])
+
+
+def test_the_fused_step_writes_every_intermediate_a_user_may_fetch(monkeypatch):
+    rng = np.random.default_rng(1)
+    feeds = [_feed(rng)]
+    names = ["embedding_2.tmp_0", "embedding_2.tmp_0@GRAD", "table@GRAD"]
+    fused, _, _ = _train(monkeypatch, True, OPTIMIZERS["sgd"], feeds, names, return_numpy=False)
+    alone, _, _ = _train(monkeypatch, False, OPTIMIZERS["sgd"], feeds, names, return_numpy=False)
+    for x, y in zip(fused[0][-3:], alone[0][-3:]):
+        assert _parts(x) and len(_parts(x)) == len(_parts(y))
+        for a, b in zip(_parts(x), _parts(y)):
+            np.testing.assert_array_equal(a, b)
+
+
+def _parts(value) -> list[np.ndarray]:
+    """A fetched value's arrays: a LoDTensor's rows and offsets, a SelectedRows' rows and values."""
+    if isinstance(value, np.ndarray) and value.dtype == object and value.ndim == 0:  # a fetched SelectedRows
+        return _parts(value.item())
+    if isinstance(value, LoDTensor):
+        return [*_parts(value.data), *value.levels]
+    if isinstance(value, SelectedRows):
+        return [value.rows, value.value, np.array(value.height)]
+    return [np.asarray(value)]
+
+
+def test_a_batch_with_longer_or_empty_sequences_runs_the_ops_one_by_one(monkeypatch):
+    rng = np.random.default_rng(2)
+    feeds = [_feed(rng), _feed(rng, lengths=[2, 0, 1, 3, 1, 1]), _feed(rng)]
+    fused, fused_params, _ = _train(monkeypatch, True, OPTIMIZERS["adam"], feeds)
+    alone, alone_params, _ = _train(monkeypatch, False, OPTIMIZERS["adam"], feeds)
+    for a, b in zip(fused, alone):
+        for x, y in zip(a, b):
+            np.testing.assert_array_equal(np.array(x), np.array(y))
+    np.testing.assert_array_equal(fused_params["table"], alone_params["table"])
+
+
+def _error(monkeypatch, fused: bool, feed) -> str:
+    with pytest.raises(KernelError) as e:
+        _train(monkeypatch, fused, OPTIMIZERS["sgd"], [feed])
+    monkeypatch.undo()
+    return str(e.value)
+
+
+def test_an_id_outside_the_table_is_named_by_the_op_of_its_slot(monkeypatch):
+    feed = _feed(np.random.default_rng(3))
+    feed["C2"] = fluid.create_lod_tensor(np.full((ROWS, 1), VOCAB + 5), [[1] * ROWS])
+    message = _error(monkeypatch, True, feed)
+    assert message == _error(monkeypatch, False, feed)
+    assert "Ids='C2'" in message and f"ids must lie in [0, {VOCAB})" in message
+
+
+def test_a_slot_left_out_of_the_feed_is_named(monkeypatch):
+    feed = _feed(np.random.default_rng(4))
+    del feed["C3"]
+    message = _error(monkeypatch, True, feed)
+    assert message == _error(monkeypatch, False, feed)
+    assert "'C3' has no value" in message
