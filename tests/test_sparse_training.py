@@ -9,6 +9,7 @@ import pytest
 import fleetgraph as paddle
 import fleetgraph.fluid as fluid
 from fleetgraph.ir import Program, program_guard, unique_name
+from fleetgraph.ops import SelectedRows
 
 VOCAB, WIDTH = 50, 4
 OPTIMIZERS = {
@@ -128,3 +129,17 @@ def test_a_row_left_out_of_a_batch_keeps_moving_under_adam_unless_lazy(lazy):
     before = np.array(scope.vars["table"][7])
     exe.run(main, feed={"a": [[1]], "b": [[2]], "y": y}, fetch_list=[loss], scope=scope)
     assert np.array_equal(scope.vars["table"][7], before) == lazy
+
+
+@pytest.mark.parametrize("distinct", [1, 3, 40, 2_000, 1_000_000])
+def test_merging_sparse_rows_sums_each_row_as_one_segmented_sum_bit_for_bit(distinct):
+    """merged() sums repeated rows only, when most rows are single: the values are those of one
+    segmented sum over every row (float32 sums in the same order), the rows sorted and unique."""
+    rng = np.random.default_rng(distinct)
+    rows = rng.integers(0, distinct, 2_600)
+    value = (rng.standard_normal((2_600, 10)) * 100).astype("float32")
+    got = SelectedRows(rows, value, 1_000_000).merged(np)
+    order = np.argsort(rows, kind="stable")
+    unique, starts = np.unique(rows[order], return_index=True)
+    np.testing.assert_array_equal(got.rows, unique)
+    np.testing.assert_array_equal(got.value, np.add.reduceat(value[order], starts, axis=0))

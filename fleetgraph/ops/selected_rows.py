@@ -34,8 +34,25 @@ class SelectedRows:
         order = np.argsort(rows, kind="stable")
         ordered = rows[order]
         starts = np.flatnonzero(np.concatenate([[True], ordered[1:] != ordered[:-1]]))
-        value = xp.add.reduceat(self.value[xp.asarray(order)], xp.asarray(starts), axis=0)
+        if 2 * len(starts) <= len(rows):  # mostly repeats: one segmented sum over all rows
+            value = xp.add.reduceat(self.value[xp.asarray(order)], xp.asarray(starts), axis=0)
+        else:  # mostly single rows (a CTR batch): copied, and only the repeated ones summed
+            value = self.value[xp.asarray(order[starts])]
+            _sum_repeats(xp, value, self.value, order, starts)
         return SelectedRows(ordered[starts], value, self.height)
+
+
+def _sum_repeats(xp, out, value, order, starts) -> None:
+    """out[k] = the sum of the rows order[starts[k]:starts[k + 1]] of `value`, for each k whose segment
+    holds more than one row (the same segmented sum as over all rows: bit for bit the same)."""
+    lengths = np.diff(np.append(starts, len(order)))
+    multi = np.flatnonzero(lengths > 1)
+    if not multi.size:
+        return
+    lens = lengths[multi]
+    firsts = np.cumsum(lens) - lens
+    within = np.arange(int(lens.sum())) + np.repeat(starts[multi] - firsts, lens)
+    out[xp.asarray(multi)] = xp.add.reduceat(value[xp.asarray(order[within])], xp.asarray(firsts), axis=0)
 
 
 def merge_dense(xp, values):
