@@ -177,11 +177,17 @@ def _place(replace: dict, originals: list, fused: _FusedStep, at: int) -> None:
 
 
 def _one_id_each(ids) -> bool:
-    """Every value is a one-level LoDTensor whose every sequence holds one id (a CTR slot's LoD)."""
-    return (
-        all(isinstance(i, LoDTensor) and len(i.levels) == 1 and one_row_each(i.levels[0], i.data) for i in ids)
-        and len({i.data.shape[1:] for i in ids}) == 1
-    )
+    """Every value is a one-level LoDTensor whose every sequence holds one id (a CTR slot's LoD), all
+    of one row shape. Checked for all the slots at once: per slot, it would cost more than the gather."""
+    if not all(isinstance(i, LoDTensor) and len(i.levels) == 1 for i in ids):
+        return False
+    rows = {len(i.data) for i in ids}
+    if len(rows) != 1 or len({i.data.shape[1:] for i in ids}) != 1:
+        return all(one_row_each(i.levels[0], i.data) for i in ids)
+    n = rows.pop()
+    if any(len(i.levels[0]) != n + 1 for i in ids):
+        return False
+    return bool((np.stack([i.levels[0] for i in ids]) == np.arange(n + 1)).all())
 
 
 # -- the two steps --------------------------------------------------------------------------------
