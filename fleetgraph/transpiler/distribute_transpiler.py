@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from ..ir import FleetgraphError, Program, Variable, default_main_program, default_startup_program
 from ..ir.endpoints import endpoint_problem
 from .collective import collective_startup, insert_allreduce
+from .dump import dump_if_requested
 from .fuse_allreduce import fuse_allreduce_with_plan
 from .ps_plan import ASYNC, GEO, HALF_ASYNC, SYNC, DistPlan, HashName, RoundRobin, make_plan
 from .ps_pserver import build_pserver_program, build_pserver_startup
@@ -151,6 +152,7 @@ class DistributeTranspiler:
             raise FleetgraphError(
                 f"transpile: config.mode expected 'pserver' or 'collective', got {self.config.mode!r}"
             )
+        dump_if_requested(self, sync_mode)  # FLEETGRAPH_DUMP_DIR: every role's programs, the plan, a report
 
     def _transpile_pserver(self, trainer_id, pservers, trainers, sync_mode) -> None:
         endpoints = parse_endpoints(pservers)
