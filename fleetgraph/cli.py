@@ -11,13 +11,10 @@ import subprocess
 import sys
 from collections.abc import Sequence
 
-from .ir import FleetgraphError, Program, op_summary, save_program
+from .ir import FleetgraphError, Program, op_summary
 from .ir.graph import diff, program_to_dot, to_dot
 from .ir.serialize import program_from_dict
-
-NO_GRAPHVIZ = (
-    "--svg needs Graphviz's 'dot' on PATH (apt-get install graphviz); use --dot FILE to write DOT text instead"
-)
+from .ir.svg import program_to_svg
 
 
 class CliError(Exception):
@@ -81,14 +78,14 @@ def _add_inspect(commands) -> None:
     what = p.add_mutually_exclusive_group()
     what.add_argument("--summary", action="store_true", help="one line of op types per block")
     what.add_argument("--dot", metavar="FILE", help="write Graphviz DOT text ('-' for stdout)")
-    what.add_argument("--svg", metavar="FILE", help="render an SVG with Graphviz's dot")
+    what.add_argument(
+        "--svg", metavar="FILE", help="draw an SVG: with Graphviz's dot when on PATH, else with fast-sugiyama's layout"
+    )
     p.add_argument("--block", type=int, metavar="N", help="only block N")
     p.set_defaults(run=_inspect)
 
 
 def _inspect(args: argparse.Namespace) -> int:
-    if args.svg and shutil.which("dot") is None:
-        raise CliError(NO_GRAPHVIZ)
     program = _load(args.program)
     if args.block is not None and not 0 <= args.block < program.num_blocks:
         raise CliError(f"--block: expected 0..{program.num_blocks - 1}, got {args.block}")
@@ -97,9 +94,11 @@ def _inspect(args: argparse.Namespace) -> int:
     elif args.dot or args.svg:
         text = program_to_dot(program) if args.block is None else to_dot(program.block(args.block))
         if args.dot:
-            _write_dot(text, args.dot)
-        else:
+            _write_text(text, args.dot)
+        elif shutil.which("dot") is not None:
             _write_svg(text, args.svg)
+        else:
+            _write_text(program_to_svg(program, args.block), args.svg)
     else:
         print(program.to_string() if args.block is None else program.block(args.block).to_string())
     return 0
@@ -110,7 +109,7 @@ def _summary(program: Program, block: int | None) -> str:
     return "\n".join(lines) if block is None else lines[block]
 
 
-def _write_dot(text: str, path: str) -> None:
+def _write_text(text: str, path: str) -> None:
     if path == "-":
         sys.stdout.write(text)
         return
@@ -130,8 +129,12 @@ def _write_svg(text: str, path: str) -> None:
 
 
 def _load(path: str) -> Program:
-    """A program from JSON (a saved program, or the program of a saved inference model), with every
-    way a file can be wrong turned into one line."""
+    """A program from a saved program's JSON, a saved inference model (its directory, or its
+    model.json) or an ONNX model (.onnx), with every way a file can be wrong turned into one line."""
+    if path.endswith(".onnx"):
+        return _load_onnx(path)
+    if os.path.isdir(path):
+        path = _model_file(path)
     try:
         with open(path, encoding="utf-8") as f:
             data = json.load(f)
@@ -148,6 +151,38 @@ def _load(path: str) -> Program:
         raise CliError(f"{path}: not a JSON file ({e})") from None
     except (KeyError, TypeError, AttributeError, ValueError) as e:
         raise CliError(f"{path}: not a fleetgraph program JSON file ({type(e).__name__}: {e})") from None
+
+
+def _model_file(directory: str) -> str:
+    """The program file of a saved inference model's directory (save_inference_model's model.json)."""
+    from .persistence import MODEL_FILE
+
+    path = os.path.join(directory, MODEL_FILE)
+    if os.path.exists(path):
+        return path
+    found = sorted(name for name in os.listdir(directory) if name.endswith(".json"))
+    if len(found) == 1:
+        return os.path.join(directory, found[0])
+    raise CliError(
+        f"{directory}: expected a saved inference model directory holding {MODEL_FILE}, got "
+        + (f"{len(found)} JSON files ({', '.join(found)})" if found else "no JSON file")
+    )
+
+
+def _load_onnx(path: str) -> Program:
+    try:
+        from .onnx import load
+    except ImportError as e:
+        raise CliError(f"{path}: reading ONNX needs fleetgraph.onnx and the onnx package ({e})") from None
+    if not os.path.exists(path):
+        raise CliError(f"cannot read {path!r}: No such file or directory")
+    try:
+        program, _scope, _feeds, _fetches = load(path)
+    except (FleetgraphError, OSError, ValueError) as e:
+        raise CliError(f"{path}: {e}") from None
+    except Exception as e:  # the onnx package's own parse errors (google.protobuf's DecodeError ...)
+        raise CliError(f"{path}: not a readable ONNX model ({type(e).__name__}: {e})") from None
+    return program
 
 
 # -- transpile ----------------------------------------------------------------------------------
@@ -167,6 +202,7 @@ def _add_transpile(commands) -> None:
     sync.add_argument("--half-async", dest="sync", action="store_const", const="half_async")
     sync.add_argument("--geo", type=int, metavar="K", help="GEO-SGD, pushing every K steps")
     p.add_argument("--out", required=True, metavar="DIR")
+    p.add_argument("--html", metavar="FILE", help="also write one self-contained HTML page of every role and the plan")
     p.set_defaults(run=_transpile, sync="sync")
 
 
@@ -229,20 +265,8 @@ def _transpile_pserver(args: argparse.Namespace, startup_path: str) -> list[str]
         raise CliError("pserver mode: expected --pservers IP:PORT,..., got none")
     if args.trainers is None or args.trainers < 1:
         raise CliError(f"pserver mode: expected --trainers N >= 1, got {args.trainers}")
-    out = _Output(args.out)
-    for trainer_id in range(args.trainers):
-        t = _run_transpile(args, startup_path, trainer_id, args.pservers, args.trainers, "")
-        out.add(f"trainer {trainer_id}", f"trainer_{trainer_id}", t.get_trainer_program())
-        out.add(f"trainer {trainer_id}", f"trainer_{trainer_id}", t.get_trainer_startup_program(), startup=True)
-        if trainer_id == 0:
-            out.plan = str(t.plan)
-    for endpoint in [e.strip() for e in args.pservers.split(",") if e.strip()]:
-        t = _run_transpile(args, startup_path, 0, args.pservers, args.trainers, endpoint)
-        pserver_main, pserver_startup = t.get_pserver_programs(endpoint)
-        stem = "pserver_" + endpoint.replace(":", "_")
-        out.add(f"pserver {endpoint}", stem, pserver_main)
-        out.add(f"pserver {endpoint}", stem, pserver_startup, startup=True)
-    return out.finish()
+    t = _run_transpile(args, startup_path, 0, args.pservers, args.trainers, "")
+    return _write(args, t)
 
 
 def _transpile_collective(args: argparse.Namespace, startup_path: str) -> list[str]:
@@ -251,36 +275,12 @@ def _transpile_collective(args: argparse.Namespace, startup_path: str) -> list[s
         raise CliError("collective mode: expected --endpoints IP:PORT,... (one per rank), got none")
     if args.trainers is not None and args.trainers != len(endpoints):
         raise CliError(f"collective mode: expected --trainers {len(endpoints)} (one per endpoint), got {args.trainers}")
-    out = _Output(args.out)
-    for rank, endpoint in enumerate(endpoints):
-        t = _run_transpile(args, startup_path, rank, "", ",".join(endpoints), endpoint)
-        out.add(f"trainer {rank}", f"trainer_{rank}", t.get_trainer_program())
-        out.add(f"trainer {rank}", f"trainer_{rank}", t.get_trainer_startup_program(), startup=True)
-        if rank == 0:
-            out.plan = str(t.plan)
-    return out.finish()
+    t = _run_transpile(args, startup_path, 0, "", ",".join(endpoints), endpoints[0])
+    return _write(args, t)
 
 
-class _Output:
-    """The files of one transpile: the programs as written, then plan.txt and summary.txt."""
+def _write(args: argparse.Namespace, t) -> list[str]:
+    """Every role's programs, the plan and the summary under --out, and the report at --html."""
+    from .transpiler.dump import transpile_roles, write_roles
 
-    def __init__(self, directory: str) -> None:
-        self.directory = directory
-        self.plan = ""
-        self.written: list[str] = []
-        self.summaries: list[str] = []
-
-    def add(self, role: str, stem: str, program: Program, startup: bool = False) -> None:
-        os.makedirs(self.directory, exist_ok=True)
-        path = os.path.join(self.directory, stem + ("_startup" if startup else "") + ".json")
-        save_program(program, path)
-        self.written.append(path)
-        self.summaries += [f"{role} {'startup' if startup else 'main'}:", op_summary(program)]
-
-    def finish(self) -> list[str]:
-        for name, text in (("plan.txt", self.plan), ("summary.txt", "\n".join(self.summaries))):
-            path = os.path.join(self.directory, name)
-            with open(path, "w", encoding="utf-8") as f:
-                f.write(text.rstrip("\n") + "\n")
-            self.written.append(path)
-        return self.written
+    return write_roles(args.out, transpile_roles(t, t.config.sync_mode), t.plan, html=args.html)

@@ -7,10 +7,12 @@ import re
 import shutil
 import subprocess
 import sys
+from xml.etree import ElementTree
 
 import pytest
 
 from fleetgraph.cli import main
+from fleetgraph.ir import op_summary
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIT_A_LINE_SUMMARY = (  # examples/fit_a_line is seed 001, Fluid-spelled: layers.mean is a mean op
@@ -56,6 +58,41 @@ def test_inspect_reads_the_program_of_a_saved_inference_model(saved, capsys):
     assert (status, out) == (0, "block0: mul elementwise_add\n")
 
 
+def test_inspect_reads_a_saved_inference_model_directory(saved, capsys):
+    status, out, _ = _run(capsys, "inspect", saved / "inference", "--summary")
+    assert (status, out) == (0, "block0: mul elementwise_add\n")
+
+
+def test_inspect_directory_without_a_model_exits_2(capsys, tmp_path):
+    status, _, err = _run(capsys, "inspect", tmp_path)
+    assert status == 2
+    expected = "expected a saved inference model directory holding model.json, got no JSON file"
+    assert err == f"fleetgraph inspect: {tmp_path}: {expected}\n"
+
+
+def test_inspect_reads_an_onnx_model(capsys, tmp_path):
+    fg_onnx = pytest.importorskip("fleetgraph.onnx")
+    onnx = pytest.importorskip("onnx")
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+
+    w = numpy_helper.from_array(np.arange(12, dtype=np.float32).reshape(4, 3), "w")
+    b = numpy_helper.from_array(np.zeros(3, dtype=np.float32), "b")
+    graph = helper.make_graph(
+        [helper.make_node("Gemm", ["x", "w", "b"], ["h"]), helper.make_node("Relu", ["h"], ["y"])],
+        "mlp",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 3])],
+        initializer=[w, b],
+    )
+    path = tmp_path / "mlp.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    status, out, err = _run(capsys, "inspect", path, "--summary")
+    assert (status, err) == (0, "")
+    assert out == op_summary(fg_onnx.load(str(path))[0]) + "\n"
+    assert "relu" in out.split()
+
+
 def test_python_dash_m_fleetgraph_runs_the_command_line(saved):
     done = subprocess.run(
         [sys.executable, "-m", "fleetgraph", "inspect", str(saved / "main.json"), "--summary"],
@@ -77,13 +114,26 @@ def test_inspect_dot_writes_graphviz_text(saved, capsys, tmp_path):
     assert status == 0 and out.startswith('digraph "block0" {')
 
 
-def test_inspect_svg_without_graphviz_exits_2_and_says_what_to_install(saved, capsys, tmp_path, monkeypatch):
+def test_inspect_svg_without_graphviz_draws_with_fast_sugiyama(saved, capsys, tmp_path, monkeypatch):
+    pytest.importorskip("fast_sugiyama")
     monkeypatch.setattr(shutil, "which", lambda name, *a, **k: None)
+    target = tmp_path / "main.svg"
+    assert _run(capsys, "inspect", saved / "main.json", "--svg", target) == (0, f"wrote {target}\n", "")
+    svg = ElementTree.parse(target).getroot()
+    nodes = svg.findall(".//{http://www.w3.org/2000/svg}g[@class='node']")
+    assert len(nodes) == 13 + 17  # fit_a_line's ops and variables, as in the DOT view
+    texts = [t.text for t in svg.iter("{http://www.w3.org/2000/svg}text")]
+    assert FIT_A_LINE_SUMMARY.split()[1:] == [t for t in texts if t in FIT_A_LINE_SUMMARY.split()[1:]]
+
+
+def test_inspect_svg_without_graphviz_or_fast_sugiyama_says_what_to_install(saved, capsys, tmp_path, monkeypatch):
+    monkeypatch.setattr(shutil, "which", lambda name, *a, **k: None)
+    monkeypatch.setitem(sys.modules, "fast_sugiyama", None)  # import fails
     status, out, err = _run(capsys, "inspect", saved / "main.json", "--svg", tmp_path / "main.svg")
     assert (status, out) == (2, "")
     assert err == (
-        "fleetgraph inspect: --svg needs Graphviz's 'dot' on PATH (apt-get install graphviz); "
-        "use --dot FILE to write DOT text instead\n"
+        "fleetgraph inspect: --svg without Graphviz needs the fast-sugiyama package "
+        "(pip install 'fleetgraph[svg]'); or install Graphviz\n"
     )
     assert not (tmp_path / "main.svg").exists()
 
@@ -136,6 +186,7 @@ def test_transpile_writes_every_role_plan_and_summary(saved, capsys, tmp_path):
         "pserver_127.0.0.1_6175.json",
         "pserver_127.0.0.1_6175_startup.json",
         "plan.txt",
+        "plan.json",
         "summary.txt",
     ]
     assert printed.splitlines() == [str(out / name) for name in names]
@@ -161,7 +212,7 @@ def test_transpile_collective_writes_one_program_pair_per_rank(saved, capsys, tm
     )
     assert (status, err) == (0, "")
     names = ["trainer_0.json", "trainer_0_startup.json", "trainer_1.json", "trainer_1_startup.json"]
-    assert printed.splitlines() == [str(tmp_path / n) for n in [*names, "plan.txt", "summary.txt"]]
+    assert printed.splitlines() == [str(tmp_path / n) for n in [*names, "plan.txt", "plan.json", "summary.txt"]]
     summary = (tmp_path / "summary.txt").read_text().splitlines()
     assert summary[::2] == ["trainer 0 main:", "trainer 0 startup:", "trainer 1 main:", "trainer 1 startup:"]
     assert summary[1].split().count("c_allreduce_sum") == 2
@@ -195,6 +246,25 @@ def test_transpile_without_startup_says_to_pass_it(saved, capsys, tmp_path):
 def test_transpile_pserver_mode_needs_pservers(saved, capsys, tmp_path):
     status, _, err = _run(capsys, "transpile", saved / "main.json", "--trainers", 2, "--out", tmp_path)
     assert (status, err) == (2, "fleetgraph transpile: pserver mode: expected --pservers IP:PORT,..., got none\n")
+
+
+def test_transpile_html_writes_the_report_of_every_role(saved, capsys, tmp_path):
+    report = tmp_path / "report.html"
+    status, printed, err = _run(
+        capsys, "transpile", saved / "main.json", "--pservers", PSERVERS, "--trainers", 2, "--out", tmp_path / "out",
+        "--html", report,
+    )  # fmt: skip
+    assert (status, err) == (0, "")
+    assert printed.splitlines()[-1] == str(report)
+    page = report.read_text()
+    assert page.startswith("<!DOCTYPE html>")
+    roles = re.findall(r'<section class="role (\w+)" id="r\d+" data-role="([^"]+)"', page)
+    assert roles == [
+        ("trainer", "trainer 0"),
+        ("pserver", "pserver 127.0.0.1:6174"),
+        ("pserver", "pserver 127.0.0.1:6175"),
+        ("trainer", "trainer 1"),
+    ]
 
 
 # -- diff and --version --------------------------------------------------------------------------

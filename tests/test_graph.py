@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from xml.etree import ElementTree
 
 import pytest
 from models import fit_a_line_2x
@@ -10,6 +11,7 @@ from models import fit_a_line_2x
 import fleetgraph as paddle
 from fleetgraph.ir import Program, program_guard, unique_name
 from fleetgraph.ir.graph import diff, op_node, program_to_dot, to_dot, to_networkx, var_node
+from fleetgraph.ir.svg import program_to_svg
 from fleetgraph.transpiler import append_backward
 
 FIT_A_LINE_OPS = 13
@@ -161,6 +163,63 @@ def test_program_dot_has_one_cluster_per_block_with_prefixed_ids():
     assert '"b1/var:w" -> "b1/op:0" [label="X"];' in dot
     assert "dashed" in _line_of(dot, '"b1/var:w" [')  # a parent block's variable
     assert "dashed" not in _line_of(dot, '"b0/var:w" [')
+
+
+# -- SVG without Graphviz ----------------------------------------------------------------------
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def _svg_nodes(svg_text: str) -> dict[str, list[float]]:
+    """Each drawn node's id -> its shape's box (x0, y0, x1, y1), from the parsed SVG."""
+    boxes = {}
+    for g in ElementTree.fromstring(svg_text).iter(f"{SVG}g"):
+        if g.get("class") != "node":
+            continue
+        shape = g[1]
+        if shape.tag == f"{SVG}rect":
+            x, y, w, h = (float(shape.get(k)) for k in ("x", "y", "width", "height"))
+        else:
+            cx, cy, rx, ry = (float(shape.get(k)) for k in ("cx", "cy", "rx", "ry"))
+            x, y, w, h = cx - rx, cy - ry, 2 * rx, 2 * ry
+        boxes[g.get("id")] = [x, y, x + w, y + h]
+    return boxes
+
+
+def test_svg_draws_every_node_of_the_dot_view_inside_the_canvas_without_overlaps(fit_a_line):
+    pytest.importorskip("fast_sugiyama")
+    text = program_to_svg(fit_a_line)
+    root = ElementTree.fromstring(text)
+    width, height = float(root.get("width")), float(root.get("height"))
+    boxes = _svg_nodes(text)
+    graph = to_networkx(fit_a_line.global_block())
+    assert sorted(boxes) == sorted(f"b0/{n}" for n in graph.nodes)
+    assert all(0 <= x0 and x1 <= width and 0 <= y0 and y1 <= height for x0, y0, x1, y1 in boxes.values())
+    overlaps = [
+        (a, b)
+        for a, (ax0, ay0, ax1, ay1) in boxes.items()
+        for b, (bx0, by0, bx1, by1) in boxes.items()
+        if a < b and ax0 < bx1 and bx0 < ax1 and ay0 < by1 and by0 < ay1
+    ]
+    assert overlaps == []
+    paths = [p for p in root.iter(f"{SVG}path") if p.get("marker-end")]
+    assert len(paths) == FIT_A_LINE_EDGES
+
+
+def test_svg_puts_an_op_below_the_variables_it_reads(fit_a_line):
+    pytest.importorskip("fast_sugiyama")
+    boxes = _svg_nodes(program_to_svg(fit_a_line))
+    mul = boxes["b0/" + op_node(0)]
+    assert boxes["b0/" + var_node("x")][3] < mul[1]  # x's bottom above mul's top
+    assert mul[3] < boxes["b0/" + var_node("fc_0.tmp_0")][1]
+
+
+def test_svg_of_a_program_has_one_group_per_block():
+    pytest.importorskip("fast_sugiyama")
+    text = program_to_svg(_program_with_sub_block())
+    groups = [g.get("id") for g in ElementTree.fromstring(text).iter(f"{SVG}g") if g.get("class") == "block"]
+    assert groups == ["block0", "block1"]
+    assert sorted(_svg_nodes(text)) == ["b0/var:w", "b1/op:0", "b1/var:w", "b1/var:w.scaled"]
 
 
 # -- diff ---------------------------------------------------------------------------------------
