@@ -48,6 +48,7 @@ details.startup { margin-top: 4px; } details.startup > summary { cursor: pointer
 #panel td, #panel th { border: 1px solid #ddd; padding: 2px 5px; vertical-align: top; text-align: left;
                        word-break: break-all; }
 #panel a { color: #1c5fb0; cursor: pointer; }
+body.panel-open { margin-right: 400px; }
 #close { float: right; font-size: 18px; border: none; background: none; cursor: pointer; }
 """
 
@@ -168,7 +169,8 @@ SCRIPT = r"""
       body.appendChild(p);
     }
     panel.hidden = false;
-    highlight(id);
+    document.body.classList.add("panel-open");  // the lanes narrow beside the panel instead of under it
+    draw();
     history.replaceState(null, "", "#op=" + encodeURIComponent(id));
     return true;
   }
@@ -190,9 +192,10 @@ SCRIPT = r"""
   });
   document.getElementById("close").addEventListener("click", () => {
     panel.hidden = true;
+    document.body.classList.remove("panel-open");
     if (selected) selected.classList.remove("selected");
     selected = null;
-    highlight(null);
+    draw();
   });
   for (const d of document.querySelectorAll("details")) d.addEventListener("toggle", draw);
   window.addEventListener("resize", draw);
