@@ -192,15 +192,14 @@ def build_report(roles: list[RoleView], plan: dict | None = None, title: str = "
     transpiler's `plan_view`; None leaves the plan's table out)."""
     links, dangling = compute_links(roles)
     buckets = allreduce_buckets(roles)
-    by_source: dict[str, list[Link]] = {}
+    page = _Page(dangling=set(dangling))
     for link in links:
-        by_source.setdefault(link.source, []).append(link)
-    details: dict[str, Any] = {}
+        page.links_from.setdefault(link.source, []).append(link)
     for k, bucket in enumerate(buckets):
         for oid in bucket.ops:
-            details[oid] = {"bucket": f"bucket {k}: {', '.join(bucket.grads)} ({_fmt_bytes(bucket.nbytes)})"}
-    columns = [_role_column(i, r, by_source, set(dangling), details) for i, r in _ordered(roles)]
-    data = {"ops": details, "links": [vars(link) for link in links], "dangling": dangling}
+            page.bucket_of[oid] = f"bucket {k}: {', '.join(bucket.grads)} ({_fmt_bytes(bucket.nbytes)})"
+    columns = [_role_column(i, r, page) for i, r in _ordered(roles)]
+    data = {"ops": page.details, "links": [vars(link) for link in links], "dangling": dangling}
     body = [
         f"<header><h1>fleetgraph · {_e(title)}</h1>{_legend()}</header>",
         _plan_section(plan, roles, buckets),
@@ -211,6 +210,17 @@ def build_report(roles: list[RoleView], plan: dict | None = None, title: str = "
     ]
     head = f'<meta charset="utf-8"><title>fleetgraph · {_e(title)}</title><style>{CSS}</style>'
     return f'<!DOCTYPE html>\n<html lang="en"><head>{head}</head><body>{"".join(body)}</body></html>\n'
+
+
+@dataclass
+class _Page:
+    """What the blocks of the page read (links by source op, ops talking to no pserver, each
+    all-reduce's bucket) and fill (each op's details, for the panel)."""
+
+    dangling: set[str]
+    links_from: dict[str, list[Link]] = field(default_factory=dict)
+    bucket_of: dict[str, str] = field(default_factory=dict)
+    details: dict[str, Any] = field(default_factory=dict)
 
 
 def _ordered(roles: list[RoleView]) -> list[tuple[int, RoleView]]:
@@ -235,30 +245,32 @@ def _legend() -> str:
     )
 
 
-def _role_column(index: int, role: RoleView, by_source, dangling: set[str], details: dict) -> str:
+def _role_column(index: int, role: RoleView, page: _Page) -> str:
     parts = [
         f'<section class="role {role.kind}" id="r{index}" data-role="{_e(role.name)}" data-kind="{role.kind}" '
         f'data-endpoint="{_e(role.endpoint)}"><h2>{_e(role.name)}</h2>'
     ]
-    parts += [_block(index, role, "main", b, by_source, dangling, details) for b in role.main.blocks]
+    parts += [_block(index, role, "main", b, page) for b in role.main.blocks]
     if role.startup is not None:
         count = sum(len(b.ops) for b in role.startup.blocks)
         parts.append(f'<details class="startup"><summary>startup program · {count} ops</summary>')
-        parts += [_block(index, role, "startup", b, by_source, dangling, details) for b in role.startup.blocks]
+        parts += [_block(index, role, "startup", b, page) for b in role.startup.blocks]
         parts.append("</details>")
     return "".join(parts) + "</section>"
 
 
-def _block(index: int, role: RoleView, program_name: str, block: Block, by_source, dangling, details) -> str:
+def _block(index: int, role: RoleView, program_name: str, block: Block, page: _Page) -> str:
     bid = element_id(index, program_name, block.idx)
     title = f"block {block.idx}" + _block_note(role, block)
     items = []
     for k, op in enumerate(block.ops):
         oid = element_id(index, program_name, block.idx, k)
-        links = by_source.get(oid, [])
-        bucket = details.get(oid, {}).get("bucket")
-        details[oid] = _op_details(role, program_name, block, k, op, links) | ({"bucket": bucket} if bucket else {})
-        classes = " ".join(["op", _role_class(op)] + (["dangling"] if oid in dangling else []))
+        links = page.links_from.get(oid, [])
+        bucket = page.bucket_of.get(oid)
+        page.details[oid] = _op_details(role, program_name, block, k, op, links) | (
+            {"bucket": bucket} if bucket else {}
+        )
+        classes = " ".join(["op", _role_class(op)] + (["dangling"] if oid in page.dangling else []))
         targets = " ".join(dict.fromkeys(link.target for link in links))
         link_attr = f' data-links="{_e(targets)}"' if targets else ""
         items.append(
