@@ -21,6 +21,7 @@ from . import (
     vision,
 )
 from .dygraph.mode import disable_static, enable_static, in_dynamic_mode, no_grad
+from .dygraph.parallel import DataParallel
 from .dygraph.tensor import Tensor, is_tensor, to_tensor
 from .executor import CPUPlace, CUDAPlace, Executor, Scope, global_scope
 from .executor import seed as _seed_generator
@@ -80,7 +81,9 @@ from . import common_ops_import, fluid  # noqa: E402  (fluid re-exports the modu
 __all__ = [
     "CPUPlace",
     "CUDAPlace",
+    "DataParallel",
     "Executor",
+    "FleetgraphError",
     "ParamAttr",
     "Program",
     "Scope",

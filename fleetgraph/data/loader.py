@@ -22,6 +22,8 @@ from collections.abc import Callable, Iterator
 import numpy as np
 
 from ..data_feeder import DataFeeder
+from ..dygraph.mode import in_dynamic_mode
+from ..dygraph.tensor import Tensor
 from ..executor import check_feed, global_scope
 from ..executor.place import Place
 from ..ir import EOFException, FleetgraphError, default_main_program
@@ -66,11 +68,20 @@ class DataLoader:
 
 class GeneratorLoader:
     def __init__(self, feed_list, capacity, use_double_buffer=True, iterable=True, return_list=False, drop_last=True):
-        self._feed_vars = _check_feed_list(feed_list)
+        # dynamic mode (no feed_list, as Paddle 2.x's dygraph scripts build it): batches come out as
+        # lists of eager Tensors, one per field, stacked from the samples
+        self._dynamic = feed_list is None and return_list and in_dynamic_mode()
+        if self._dynamic and not iterable:
+            raise FleetgraphError(
+                "DataLoader.from_generator: in dynamic mode the loader is iterable; expected iterable=True"
+            )
+        self._feed_vars = [] if self._dynamic else _check_feed_list(feed_list)
         self._capacity = _check_capacity(capacity)
         self._iterable, self._return_list, self._drop_last = bool(iterable), bool(return_list), bool(drop_last)
         self._use_double_buffer = bool(use_double_buffer)
-        what = f"DataLoader({', '.join(v.name for v in self._feed_vars)})"
+        what = (
+            "DataLoader(dynamic mode)" if self._dynamic else f"DataLoader({', '.join(v.name for v in self._feed_vars)})"
+        )
         self._queue = BlockingQueue(self._capacity, what)
         self._batches: Callable[[], Iterator] | None = None
         self._places: list = []
@@ -100,6 +111,8 @@ class GeneratorLoader:
 
     def set_sample_list_generator(self, reader, places=None) -> GeneratorLoader:
         """`reader()` yields lists of samples; DataFeeder stacks each list into one batch."""
+        if self._dynamic:
+            return self.set_batch_generator(lambda: (_stacked(samples) for samples in reader()), places)
         feeder = DataFeeder(self._feed_vars)
         names = [v.name for v in self._feed_vars]
 
@@ -117,7 +130,7 @@ class GeneratorLoader:
                 f"DataLoader: the data source expected a callable generator, got {type(reader).__name__}"
             )
         if self._iterable:
-            self._places = _check_places(places)
+            self._places = [None] if self._dynamic and places is None else _check_places(places)
         self._batches = reader
         return self
 
@@ -167,6 +180,8 @@ class GeneratorLoader:
                 break
         if not group or (len(group) < len(self._places) and self._drop_last):
             raise StopIteration
+        if self._dynamic:
+            return [Tensor(np.asarray(value)) for value in group[0]]
         return [self._per_place(values) for values in group]
 
     def _per_place(self, values: list):
@@ -185,7 +200,7 @@ class GeneratorLoader:
         # the thread holds the queue and the source, never the loader, so a dropped loader is freed
         self._thread = threading.Thread(
             target=_feed,
-            args=(self._queue, token, self._batches, self._feed_vars),
+            args=(self._queue, token, self._batches, None if self._dynamic else self._feed_vars),
             name=f"DataLoader-{id(self):x}",
             daemon=True,
         )
@@ -249,7 +264,10 @@ def _feed(queue: BlockingQueue, token: int, batches, feed_vars: list[Variable]) 
 
 
 def _convert(batch, feed_vars: list[Variable]) -> list:
-    """One value per feed variable, checked as a feed is: an array, or a LoDTensor with LoD."""
+    """One value per feed variable, checked as a feed is: an array, or a LoDTensor with LoD (in
+    dynamic mode, with no feed variables, each value as an array)."""
+    if feed_vars is None:
+        return [np.asarray(_owned(value)) for value in batch]
     if not isinstance(batch, (list, tuple)):
         raise FleetgraphError(
             f"DataLoader: a batch expected a list with one value per feed variable "
@@ -261,6 +279,11 @@ def _convert(batch, feed_vars: list[Variable]) -> list:
             f"({', '.join(v.name for v in feed_vars)})"
         )
     return [check_feed(var, _owned(value)) for var, value in zip(feed_vars, batch)]
+
+
+def _stacked(samples) -> list:
+    """A list of samples (one tuple of fields each) as one array per field, samples along axis 0."""
+    return [np.stack([np.asarray(field) for field in column]) for column in zip(*samples)]
 
 
 def _owned(value):

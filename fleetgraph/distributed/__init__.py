@@ -1,6 +1,16 @@
 """Distributed training: the Fleet API, role makers, the launcher and the file datasets."""
 
 from ..data import InMemoryDataset, QueueDataset
+from ..dygraph.parallel import DataParallel, ParallelEnv, get_rank, get_world_size, init_parallel_env
 from . import fleet
 
-__all__ = ["InMemoryDataset", "QueueDataset", "fleet"]
+__all__ = [
+    "DataParallel",
+    "InMemoryDataset",
+    "ParallelEnv",
+    "QueueDataset",
+    "fleet",
+    "get_rank",
+    "get_world_size",
+    "init_parallel_env",
+]

@@ -6,6 +6,7 @@ import itertools
 
 import numpy as np
 
+from ..executor.executor import FetchedValue
 from ..ir import FleetgraphError
 from ..ir.dtypes import convert_dtype
 from ..ir.program import Parameter, Variable, VarType
@@ -70,10 +71,13 @@ class Tensor(Variable):
 
     # -- values ---------------------------------------------------------------------------------------
     def numpy(self) -> np.ndarray:
+        """The value as an array (a one-element one also converts to a number: `"%f" % loss.numpy()`
+        works as with a fetched loss)."""
         value = self.value
         if isinstance(value, SelectedRows):
             return value.to_dense(np)
-        return np.asarray(value)
+        array = np.asarray(value)
+        return array.view(FetchedValue) if array.size == 1 and array.ndim else array
 
     def __array__(self, dtype=None, copy=None):
         a = self.numpy()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..dygraph import engine, mode
+from ..dygraph import dispatch, engine, mode
 from ..dygraph.tensor import Tensor
 from ..ir.program import Variable
 from .helper import LayerHelper
@@ -20,7 +20,7 @@ def apply_op(
 ) -> Variable:
     """Append `op_type` with a fresh output variable in `out_slot` (plus `extra_outputs` slots) and
     return the output; on Tensor inputs (or none, in dynamic mode) the op runs at once instead."""
-    if _eager(inputs):
+    if _eager(op_type, inputs):
         ins = {slot: list(vs) if isinstance(vs, (list, tuple)) else [vs] for slot, vs in inputs.items()}
         out = Tensor(dtype=dtype)
         outputs = {out_slot: [out]}
@@ -48,11 +48,7 @@ def apply_op(
     return out
 
 
-def _eager(inputs: dict) -> bool:
-    for vs in inputs.values():
-        for v in vs if isinstance(vs, (list, tuple)) else (vs,):
-            if isinstance(v, Tensor):
-                return True
-            if isinstance(v, Variable):
-                return False
-    return not inputs and mode.eager_by_default()
+def _eager(op_type: str, inputs: dict) -> bool:
+    if not inputs:
+        return mode.eager_by_default()
+    return dispatch.is_eager(op_type, inputs, None)

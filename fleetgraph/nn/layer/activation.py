@@ -42,7 +42,9 @@ class Softmax(Layer):
 class CrossEntropyLoss(Layer):
     def __init__(self, weight=None, ignore_index=-100, reduction="mean", soft_label=False, axis=-1, name=None):
         super().__init__()
-        self._args = dict(weight=weight, ignore_index=ignore_index, reduction=reduction, soft_label=soft_label, axis=axis)
+        self._args = dict(
+            weight=weight, ignore_index=ignore_index, reduction=reduction, soft_label=soft_label, axis=axis
+        )
 
     def forward(self, input, label):
         return F.cross_entropy(input, label, **self._args)

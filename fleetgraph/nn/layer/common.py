@@ -35,9 +35,7 @@ class Embedding(Layer):
         super().__init__()
         self._num, self._dim = int(num_embeddings), int(embedding_dim)
         if padding_idx is not None and not -self._num <= padding_idx < self._num:
-            raise FleetgraphError(
-                f"Embedding: padding_idx expected in [-{self._num}, {self._num}), got {padding_idx}"
-            )
+            raise FleetgraphError(f"Embedding: padding_idx expected in [-{self._num}, {self._num}), got {padding_idx}")
         self._padding_idx = padding_idx if padding_idx is None or padding_idx >= 0 else padding_idx + self._num
         self._sparse = bool(sparse)
         self.weight = self.create_parameter([self._num, self._dim], weight_attr, default_initializer=XavierUniform())

@@ -252,9 +252,7 @@ class Layer:
                     "into the scope with paddle.static.set_program_state"
                 )
             if list(array.shape) != target.shape:
-                raise FleetgraphError(
-                    f"set_state_dict {key!r}: expected shape {target.shape}, got {list(array.shape)}"
-                )
+                raise FleetgraphError(f"set_state_dict {key!r}: expected shape {target.shape}, got {list(array.shape)}")
             target.set_value(array)
             matched.add(target_key)
         missing = [k for k in own if k not in matched]

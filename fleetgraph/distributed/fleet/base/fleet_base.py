@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 from ....data import set_file_shard, set_worker_allreduce, set_worker_exchange
+from ....dygraph.tensor import Tensor
 from ....executor import CPUPlace, Executor, global_scope
 from ....ir import FleetgraphError, FleetgraphTypeError, Program, default_startup_program
 from ....ir.program import Variable
@@ -97,9 +98,18 @@ class Fleet:
         return DistributedOptimizer(self, optimizer, strategy if strategy is not None else self._strategy)
 
     def distributed_model(self, model):
-        raise FleetgraphError(
-            "fleet.distributed_model: dynamic graph mode is not available; fleetgraph runs static programs"
-        )
+        """The dynamic-mode model of this trainer: a DataParallel over the collective ring (gradients
+        all-reduced in buckets of the strategy's fuse_grad_size_in_MB after each backward)."""
+        from ....dygraph.parallel import DataParallel, init_ring
+
+        role = self._role()
+        if not self._is_collective:
+            raise FleetgraphError(
+                "fleet.distributed_model: expected collective mode; call fleet.init(is_collective=True) first"
+            )
+        init_ring(role.worker_index(), role.worker_num(), list(role.get_trainer_endpoints()))
+        size = getattr(self._strategy, "fuse_grad_size_in_MB", 25) if self._strategy is not None else 25
+        return DataParallel(model, comm_buffer_size=size)
 
     # -- who is who ------------------------------------------------------------------------------
     def _role(self) -> RoleMakerBase:
@@ -282,7 +292,10 @@ class DistributedOptimizer:
         self._fleet, self.inner_opt, self.user_defined_strategy = fleet, optimizer, strategy
 
     def minimize(self, loss, startup_program=None, parameter_list=None, no_grad_set=None):
-        """(optimize_ops, params_grads) of the wrapped optimizer; the loss's program is the role's program after."""
+        """(optimize_ops, params_grads) of the wrapped optimizer; the loss's program is the role's program after.
+        On an eager Tensor the wrapped optimizer steps: distributed_model already averaged the gradients."""
+        if isinstance(loss, Tensor):
+            return self.inner_opt.minimize(loss)
         if not isinstance(loss, Variable):
             raise FleetgraphTypeError(f"minimize: loss expected a Variable, got {type(loss).__name__}")
         return self._fleet._minimize(

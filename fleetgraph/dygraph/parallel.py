@@ -1,0 +1,210 @@
+"""Data-parallel training in dynamic mode: `paddle.DataParallel` / `fleet.distributed_model`.
+
+Every rank runs the same model on its share of the batch; the communication is the collective ops
+of the registry run eagerly over the process's existing ring (executor/comm/ring.py):
+  1. at wrap time, the parameters are packed into buckets (`coalesce_tensor`), each bucket is
+     `c_broadcast` from rank 0 and unpacked, so every rank starts from rank 0's values;
+  2. after each `backward()`, the gradients are packed into buckets of at most `comm_buffer_size`
+     MB, each bucket is `c_allreduce_sum`-ed and scaled by 1/nranks (as the static transpiler's
+     `insert_allreduce` does per gradient), and unpacked into the parameters' `.grad`.
+A parameter without a gradient on this rank takes part with zeros, so all ranks exchange the same
+buckets; a sparse (SelectedRows) gradient is made dense first.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import weakref
+
+import numpy as np
+
+from ..ir import FleetgraphError
+from ..ops.collective import coalesced_offsets
+from ..ops.selected_rows import SelectedRows
+from . import engine
+from .dispatch import run_eagerly
+from .mode import no_grad
+from .tensor import Tensor
+
+RING_ID = 0
+
+
+class ParallelEnv:
+    """This process's place among the trainers, from the launcher's environment variables."""
+
+    def __init__(self) -> None:
+        self.rank = int(os.environ.get("PADDLE_TRAINER_ID", "0"))
+        self.world_size = int(os.environ.get("PADDLE_TRAINERS_NUM", "1"))
+        eps = os.environ.get("PADDLE_TRAINER_ENDPOINTS", "")
+        self.trainer_endpoints = [e for e in eps.split(",") if e]
+        self.current_endpoint = os.environ.get("PADDLE_CURRENT_ENDPOINT", "")
+        self.local_rank = self.rank
+        self.device_id = 0
+
+    nranks = property(lambda self: self.world_size)
+    local_rank_ = property(lambda self: self.local_rank)
+
+
+def init_ring(rank: int, nranks: int, endpoints: list[str]) -> None:
+    """Start this rank's collective ring (once; c_comm_init run eagerly)."""
+    if nranks <= 1:
+        return
+    from ..executor.comm import process_comm
+
+    if RING_ID in process_comm()._rings:
+        return
+    if len(endpoints) != nranks:
+        raise FleetgraphError(
+            f"init_parallel_env: {len(endpoints)} trainer endpoints {endpoints}; expected one per trainer ({nranks}); "
+            "start the script with python -m fleetgraph.distributed.launch"
+        )
+    attrs = {"nranks": nranks, "rank": rank, "ring_id": RING_ID, "endpoints": list(endpoints)}
+    run_eagerly("c_comm_init", {}, {}, attrs)
+
+
+def init_parallel_env() -> ParallelEnv:
+    """`paddle.distributed.init_parallel_env()`: join the ring of the trainers the launcher started."""
+    env = ParallelEnv()
+    init_ring(env.rank, env.world_size, env.trainer_endpoints)
+    return env
+
+
+def get_rank() -> int:
+    return ParallelEnv().rank
+
+
+def get_world_size() -> int:
+    return ParallelEnv().world_size
+
+
+def _buckets(params: list, limit_bytes: int) -> list[list]:
+    """Consecutive parameters of one dtype, at most `limit_bytes` a bucket (a larger one alone)."""
+    out, current, size = [], [], 0
+    for p in params:
+        nbytes = int(np.prod(p.shape)) * np.dtype(p.dtype).itemsize
+        if current and (size + nbytes > limit_bytes or current[0].dtype != p.dtype):
+            out.append(current)
+            current, size = [], 0
+        current.append(p)
+        size += nbytes
+    if current:
+        out.append(current)
+    return out
+
+
+def _fused(values: list[np.ndarray], dtype: str) -> tuple[Tensor, list[int]]:
+    """coalesce_tensor over `values`: the fused buffer and each value's offset in it."""
+    ins = [Tensor(v) for v in values]
+    views, fused = [Tensor() for _ in values], Tensor()
+    attrs = {"copy_data": True, "dtype": dtype, "use_align": False}
+    run_eagerly("coalesce_tensor", {"Input": ins}, {"Output": views, "FusedOutput": [fused]}, attrs)
+    offsets, _ = coalesced_offsets([v.size for v in values], np.dtype(dtype).itemsize, False)
+    return fused, offsets
+
+
+def _unpacked(fused: np.ndarray, offsets: list[int], shapes: list) -> list[np.ndarray]:
+    return [fused[o : o + int(np.prod(s))].reshape(s).copy() for o, s in zip(offsets, shapes)]
+
+
+class DataParallel:
+    """Wraps a Layer: calls go to it; gradients are averaged over the trainers after backward()."""
+
+    def __init__(
+        self,
+        layers,
+        strategy=None,
+        comm_buffer_size: float = 25,
+        last_comm_buffer_size: float = 1,
+        find_unused_parameters: bool = False,
+        group=None,
+    ) -> None:
+        from ..nn.layer.layers import Layer
+
+        if not isinstance(layers, Layer):
+            raise FleetgraphError(f"DataParallel: expected a paddle.nn.Layer, got {type(layers).__name__}")
+        env = ParallelEnv()
+        self._layers, self._nranks, self._rank = layers, env.world_size, env.rank
+        self._limit = int(comm_buffer_size * 1024 * 1024)
+        self._sync = True
+        self._params = [p for p in layers.parameters() if isinstance(p, Tensor)]
+        if len(self._params) != len(layers.parameters()):
+            raise FleetgraphError("DataParallel: the layer's parameters are static; build the model in dynamic mode")
+        self._seen: dict[str, int] = {}
+        if self._nranks > 1:
+            init_ring(env.rank, env.world_size, env.trainer_endpoints)
+            self._broadcast_parameters()  # step 1
+            ref = weakref.ref(self)
+            self._hook = lambda: (lambda me: me is not None and me._allreduce_grads())(ref())
+            engine.register_post_backward_hook(self._hook)
+            weakref.finalize(self, engine.remove_post_backward_hook, self._hook)
+
+    # -- the wrapped layer -----------------------------------------------------------------------
+    def __call__(self, *args, **kwargs):
+        return self._layers(*args, **kwargs)
+
+    forward = __call__
+
+    def __getattr__(self, name: str):
+        if name == "_layers":
+            raise AttributeError(name)
+        return getattr(self._layers, name)
+
+    def parameters(self, include_sublayers: bool = True):
+        return self._layers.parameters(include_sublayers)
+
+    def state_dict(self, *args, **kwargs):
+        return self._layers.state_dict(*args, **kwargs)
+
+    def set_state_dict(self, *args, **kwargs):
+        return self._layers.set_state_dict(*args, **kwargs)
+
+    set_dict = load_dict = set_state_dict
+
+    def scale_loss(self, loss):
+        """Paddle 2.0's spelling; gradients are averaged after backward, so the loss stays as it is."""
+        return loss
+
+    def apply_collective_grads(self) -> None:
+        """Paddle 2.0's spelling; the all-reduce already ran after backward()."""
+
+    @contextlib.contextmanager
+    def no_sync(self):
+        """Backward passes inside accumulate gradients locally; the next one outside all-reduces the sum."""
+        old, self._sync = self._sync, False
+        try:
+            yield
+        finally:
+            self._sync = old
+
+    # -- communication ---------------------------------------------------------------------------
+    def _broadcast_parameters(self) -> None:
+        with no_grad():
+            for bucket in _buckets(self._params, self._limit):
+                fused, offsets = _fused([p.value for p in bucket], bucket[0].dtype)
+                run_eagerly("c_broadcast", {"X": [fused]}, {"Out": [fused]}, {"root": 0, "ring_id": RING_ID})
+                for p, value in zip(bucket, _unpacked(fused.value, offsets, [p.shape for p in bucket])):
+                    p.value = value
+
+    def _allreduce_grads(self) -> None:
+        """Step 2, after a backward() that gave this model's parameters new gradients."""
+        fresh = [p for p in self._params if p._grad is not None and self._seen.get(p.name) != id(p._grad)]
+        if not self._sync or not fresh:
+            return
+        trainable = [p for p in self._params if not p.stop_gradient]
+        with no_grad():
+            for bucket in _buckets(trainable, self._limit):
+                grads = [_dense(p) for p in bucket]
+                fused, offsets = _fused(grads, bucket[0].dtype)
+                run_eagerly("c_allreduce_sum", {"X": [fused]}, {"Out": [fused]}, {"ring_id": RING_ID})
+                run_eagerly("scale", {"X": [fused]}, {"Out": [fused]}, {"scale": 1.0 / self._nranks})
+                for p, value in zip(bucket, _unpacked(fused.value, offsets, [p.shape for p in bucket])):
+                    p._grad = value
+                    self._seen[p.name] = id(value)
+
+
+def _dense(p: Tensor) -> np.ndarray:
+    g = p._grad
+    if g is None:
+        return np.zeros(p.shape, p.dtype)
+    return g.to_dense(np) if isinstance(g, SelectedRows) else g
