@@ -220,6 +220,8 @@ def test_dump_dir_gets_every_role_the_plan_and_the_report_from_the_transpiler(tm
 
 def test_dump_dir_gets_the_job_from_a_fleet_server(tmp_path, monkeypatch):
     monkeypatch.setenv("FLEETGRAPH_DUMP_DIR", str(tmp_path))
+    for name in ("_role_maker", "_strategy", "_transpiler", "_origin_program", "_main_program", "_startup_program"):
+        monkeypatch.setattr(fleet.fleet, name, getattr(fleet.fleet, name))  # the process's Fleet as it was, after
     fleet.init(
         role_maker.UserDefinedRoleMaker(
             current_id=1, role=role_maker.Role.SERVER, worker_num=2, server_endpoints=PSERVERS
