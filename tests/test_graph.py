@@ -222,6 +222,13 @@ def test_svg_of_a_program_has_one_group_per_block():
     assert sorted(_svg_nodes(text)) == ["b0/var:w", "b1/op:0", "b1/var:w", "b1/var:w.scaled"]
 
 
+def test_svg_places_a_block_without_edges_below_its_title():
+    pytest.importorskip("fast_sugiyama")
+    text = program_to_svg(_program_with_sub_block())  # block 0 declares w and has no op
+    title = next(t for t in ElementTree.fromstring(text).iter(f"{SVG}text") if t.text == "block 0")
+    assert _svg_nodes(text)["b0/var:w"][1] > float(title.get("y"))  # the node's top below the title's baseline
+
+
 # -- diff ---------------------------------------------------------------------------------------
 
 

@@ -18,7 +18,7 @@ from .errors import FleetgraphError
 from .graph import _op_style, _var_style, to_networkx
 from .program import Block, Program
 
-CHAR_W, LINE_H, PAD, GAP_X, GAP_Y, MARGIN = 6.6, 14.0, 10.0, 24.0, 34.0, 16.0
+CHAR_W, LINE_H, PAD, GAP_X, GAP_Y, MARGIN, DUMMY_W = 6.6, 14.0, 10.0, 24.0, 34.0, 16.0, 8.0
 MISSING = "--svg without Graphviz needs the fast-sugiyama package (pip install 'fleetgraph[svg]'); or install Graphviz"
 
 
@@ -79,9 +79,10 @@ def _layout(shapes: dict[str, _Shape], edges: list[tuple[str, str]], top: float)
         from fast_sugiyama import from_edges
     except ImportError:
         raise FleetgraphError(MISSING) from None
-    spacing = max((s.w for s in shapes.values()), default=0.0) + GAP_X
+    # the library spaces every node alike: lay out in slots of a typical width, then widen each row
+    slot = sorted(s.w for s in shapes.values())[len(shapes) // 2] + GAP_X if shapes else GAP_X
     pairs = list(dict.fromkeys((s, d) for s, d in edges if s != d))
-    layouts = from_edges(pairs, vertex_spacing=spacing).dot_layout(spacing=spacing) if pairs else []
+    layouts = from_edges(pairs, vertex_spacing=slot).dot_layout(spacing=slot) if pairs else []
     points, succ = {}, {}
     for positions, *_rest in layouts:
         points.update(dict(positions))
@@ -89,25 +90,25 @@ def _layout(shapes: dict[str, _Shape], edges: list[tuple[str, str]], top: float)
         for a, b in laid or []:
             succ.setdefault(a, []).append(b)
     levels = sorted({y for _, y in points.values()}, reverse=True)  # the library puts sinks at 0
-    row = {y: i for i, y in enumerate(levels)}
+    rows = [sorted((n for n, (_, y) in points.items() if y == level), key=lambda n: points[n][0]) for level in levels]
     loose = [n for n in shapes if n not in points]
-    rows: list[list[str]] = [[] for _ in range(len(levels) + (1 if loose else 0))]
-    for n, (_, y) in points.items():
-        rows[row[y]].append(n)
-    heights = [max((shapes[n].h for n in r if n in shapes), default=LINE_H) for r in rows]
-    ys, y = [], top
-    for h in heights:
-        ys.append(y + h / 2)
-        y += h + GAP_Y
+    if loose:
+        rows.append(loose)
     left = min((x for x, _ in points.values()), default=0.0)
-    for n, (x, yy) in points.items():
-        if n in shapes:
-            shapes[n].x, shapes[n].y = x - left + MARGIN + spacing / 2, ys[row[yy]]
-    x = MARGIN
-    for n in loose:
-        shapes[n].x, shapes[n].y = x + shapes[n].w / 2, ys[-1]
-        x += shapes[n].w + GAP_X
-    bends = {n: (x - left + MARGIN + spacing / 2, ys[row[yy]]) for n, (x, yy) in points.items() if n not in shapes}
+    y, bends = top, {}
+    for r in rows:
+        height = max((shapes[n].h for n in r if n in shapes), default=LINE_H)
+        cursor = MARGIN
+        for n in r:
+            w = shapes[n].w if n in shapes else DUMMY_W
+            wanted = points[n][0] - left + MARGIN + slot / 2 if n in points else 0.0
+            x = max(wanted, cursor + w / 2)
+            cursor = x + w / 2 + GAP_X
+            if n in shapes:
+                shapes[n].x, shapes[n].y = x, y + height / 2
+            else:
+                bends[n] = (x, y + height / 2)
+        y += height + GAP_Y
     return _routes(shapes, succ, bends)
 
 
