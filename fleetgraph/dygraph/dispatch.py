@@ -39,6 +39,27 @@ def is_eager(op_type: str, inputs: dict | None, outputs: dict | None) -> bool:
     return not statics and any(isinstance(v, Tensor) for v in _entries(outputs))
 
 
+def eager_inputs(op_type: str, inputs: dict) -> dict | None:
+    """`inputs` with every slot a list, when they are Tensors (the op runs eagerly); None when they
+    are static Variables. One pass: apply_op asks this on every call."""
+    out = {}
+    tensors = statics = False
+    for slot, vs in inputs.items():
+        if vs is None:
+            continue
+        if vs.__class__ is not list:
+            vs = list(vs) if isinstance(vs, tuple) else [vs]
+        for v in vs:
+            if isinstance(v, Tensor):
+                tensors = True
+            elif isinstance(v, (Variable, str)):
+                statics = True
+        out[slot] = vs
+    if tensors and statics:
+        is_eager(op_type, inputs, None)  # raises, saying what was mixed
+    return out if tensors else None
+
+
 def _as_tensors(value) -> list:
     values = value if isinstance(value, (list, tuple)) else [value]
     out = []

@@ -96,14 +96,18 @@ def merged_attrs(s: _Spec, attrs: dict | None) -> dict:
     return {**s.attrs, **{k: v for k, v in attrs.items() if k in s.attrs}}
 
 
-def run_kernel(s: _Spec, args: list, attrs: dict, out_names: dict, rng_key: str):
-    """The kernel's result for `args` (in input-slot order) with the op's attrs."""
-    kwargs = {k: attrs[k] for k in s.attrs}
+def run_kernel(s: _Spec, args: list, attrs: dict, out_names: dict, rng_key: str, complete: bool = False):
+    """The kernel's result for `args` (in input-slot order) with the op's attrs (`complete`: attrs
+    holds exactly the op's attrs, as merged_attrs makes them)."""
+    if complete:
+        kwargs = dict(attrs)
+    else:
+        kwargs = {k: attrs[k] if k in attrs else default for k, default in s.attrs.items()}
     if s.random:
         fixed = attrs.get("fix_seed", True)
         kwargs["rng"] = rng.generator_for(attrs.get("seed", 0) if fixed else 0, rng_key)
     if s.want:
-        kwargs["need"] = frozenset(slot for slot, _ in s.outs if out_names.get(slot))
+        kwargs["need"] = frozenset(slot for slot, _ in s.outs if any(n is not None for n in out_names.get(slot) or ()))
     if s.ctx:
         kwargs["ctx"] = _Context()
     try:
@@ -126,8 +130,8 @@ def _describe(value) -> str:
 def run_op(type: str, inputs: dict, outputs: dict, attrs: dict | None = None) -> dict:
     """Run op `type` on Tensors now: `inputs` and `outputs` map slots to lists of Tensors (outputs
     are filled in). The op goes on the tape when gradients are on and an input needs one."""
-    s = spec(type)
-    attrs = merged_attrs(s, attrs)
+    s = _SPECS.get(type) or spec(type)
+    attrs = merged_attrs(s, attrs) if attrs else s.attrs
     args = []
     for slot, dup in s.ins:
         ts = inputs.get(slot)
@@ -137,19 +141,34 @@ def run_op(type: str, inputs: dict, outputs: dict, attrs: dict | None = None) ->
             args.append([t.value for t in ts])
         else:
             args.append(ts[0].value)
-    out_names = {slot: ts for slot, ts in outputs.items() if ts}
-    first = next(iter(out_names.values()), None)
-    result = run_kernel(s, args, attrs, out_names, first[0].name if first else "")
-    results = [result] if s.single_out else result
-    for (slot, dup), value in zip(s.outs, results):
-        ts = outputs.get(slot)
-        if not ts:
-            continue
-        if dup:
-            for t, v in zip(ts, value):
-                t.value = _array(v)
-        else:
-            ts[0].value = _array(value)
+    if s.random or s.want or s.ctx:
+        first = next((ts for ts in outputs.values() if ts), None) if s.random else None
+        result = run_kernel(s, args, attrs, outputs, first[0].name if first else "", complete=True)
+    else:  # the common case, kept short: it is paid on every eager call
+        try:
+            result = s.kernel(np, *args, **attrs)
+        except FleetgraphError:
+            raise
+        except Exception:
+            result = run_kernel(s, args, attrs, outputs, "", complete=True)  # raises, naming the op
+    if s.single_out:
+        ts = outputs.get(s.outs[0][0])
+        if ts:
+            if s.outs[0][1]:
+                for t, v in zip(ts, result):
+                    t.value = _array(v)
+            else:
+                ts[0].value = result if result.__class__ is np.ndarray else _array(result)
+    else:
+        for (slot, dup), value in zip(s.outs, result):
+            ts = outputs.get(slot)
+            if not ts:
+                continue
+            if dup:
+                for t, v in zip(ts, value):
+                    t.value = _array(v)
+            else:
+                ts[0].value = _array(value)
     _record(s, inputs, outputs, attrs)
     return outputs
 
@@ -162,7 +181,7 @@ def _array(value):
 
 def _record(s: _Spec, inputs: dict, outputs: dict, attrs: dict) -> None:
     parents = None
-    if mode.grad_enabled() and s.opdef.grad is not None:
+    if s.opdef.grad is not None and getattr(mode._state, "grad", True):
         for ts in inputs.values():
             for t in ts:
                 if t is not None and not t.stop_gradient:
@@ -251,7 +270,10 @@ def backward(loss, grad=None, retain_graph: bool = False) -> None:
 
 def _run_grad_ops(node: Node, grads: dict) -> dict[str, list]:
     """Run the grad ops of one node; the gradients it gives each of its parents."""
-    descs = get_op_def(node.type).grad(_as_op(node))
+    maker = get_op_def(node.type).grad
+    if hasattr(maker, "inputs"):  # a make_grad_op maker: one grad op whose slots name forward slots
+        return _run_slot_grad_op(node, maker, grads)
+    descs = maker(_as_op(node))
     env: dict[str, Any] = {}
     produced: dict[str, list] = {}
     for desc in descs:
@@ -272,7 +294,7 @@ def _run_grad_ops(node: Node, grads: dict) -> dict[str, list]:
             values = [_lookup(n, node, grads, env) for n in names]
             args.append(values if dup else values[0])
         attrs = merged_attrs(s, desc.get("attrs"))
-        result = run_kernel(s, args, attrs, outputs, next(n for ns in outputs.values() for n in ns if n))
+        result = run_kernel(s, args, attrs, outputs, next(n for ns in outputs.values() for n in ns if n), True)
         results = [result] if s.single_out else result
         for (slot, dup), value in zip(s.outs, results):
             names = outputs.get(slot)
@@ -282,6 +304,57 @@ def _run_grad_ops(node: Node, grads: dict) -> dict[str, list]:
                 if n is not None and v is not None:
                     env[n] = _array(v)
                     produced.setdefault(n[: -len(GRAD_SUFFIX)], []).append(env[n])
+    return produced
+
+
+_GRAD_TYPES: dict[str, str] = {}
+
+
+def _grad_type(node: Node, maker) -> str:
+    """The type of the grad op a make_grad_op maker builds for this op type (asked once)."""
+    found = _GRAD_TYPES.get(node.type)
+    if found is None:
+        found = _GRAD_TYPES[node.type] = maker(_as_op(node))[0]["type"]
+    return found
+
+
+def _run_slot_grad_op(node: Node, maker, grads: dict) -> dict[str, list]:
+    """What `_run_grad_ops` does for the common maker, without building names: the grad op's input
+    slot 'X' reads the forward values of slot X, 'Out@GRAD' the gradients of slot Out's outputs (zeros
+    where none arrived), and output 'X@GRAD' gives the gradients of slot X's inputs."""
+    s = spec(_grad_type(node, maker))
+    wanted = {}
+    for slot in maker.outputs:
+        base = slot[: -len(GRAD_SUFFIX)]
+        names = node.inputs.get(base) or node.outputs.get(base)
+        if names and any(n in node.parents for n in names):
+            wanted[slot] = [n if n in node.parents else None for n in names]
+    if not wanted:
+        return {}
+    values = node.values
+    args = []
+    for slot, dup in s.ins:
+        if slot not in maker.inputs:
+            args.append(None)
+            continue
+        if slot.endswith(GRAD_SUFFIX):
+            base = slot[: -len(GRAD_SUFFIX)]
+            names = node.inputs.get(base) or node.outputs.get(base) or ()
+            got = [grads[n] if n in grads else _zeros_like(values[n]) for n in names]
+        else:
+            names = node.inputs.get(slot) or node.outputs.get(slot) or ()
+            got = [values[n] for n in names]
+        args.append((got if dup else got[0]) if got else None)
+    result = run_kernel(s, args, node.attrs, wanted, "")
+    results = [result] if s.single_out else result
+    produced: dict[str, list] = {}
+    for (slot, dup), value in zip(s.outs, results):
+        names = wanted.get(slot)
+        if not names:
+            continue
+        for n, v in zip(names, value if dup else [value]):
+            if n is not None and v is not None:
+                produced.setdefault(n, []).append(_array(v))
     return produced
 
 

@@ -164,7 +164,7 @@ class Tensor(Variable):
             other = Tensor(np.asarray(other, dtype=self.value.dtype))
         x, y = (other, self) if reverse else (self, other)
         out = Tensor()
-        engine.run_op(op_type, {"X": [x], "Y": [y]}, {"Out": [out]}, {"axis": -1})
+        engine.run_op(op_type, {"X": [x], "Y": [y]}, {"Out": [out]})  # axis -1: the op's default
         return out
 
     def _scale(self, scale: float, bias: float = 0.0) -> Tensor:

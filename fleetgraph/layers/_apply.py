@@ -20,8 +20,8 @@ def apply_op(
 ) -> Variable:
     """Append `op_type` with a fresh output variable in `out_slot` (plus `extra_outputs` slots) and
     return the output; on Tensor inputs (or none, in dynamic mode) the op runs at once instead."""
-    if _eager(op_type, inputs):
-        ins = {slot: list(vs) if isinstance(vs, (list, tuple)) else [vs] for slot, vs in inputs.items()}
+    ins = dispatch.eager_inputs(op_type, inputs) if inputs else ({} if mode.eager_by_default() else None)
+    if ins is not None:
         out = Tensor(dtype=dtype)
         outputs = {out_slot: [out]}
         for slot in extra_outputs:
@@ -46,9 +46,3 @@ def apply_op(
         outputs[slot] = [helper.create_variable_for_type_inference(dtype, stop_gradient=True)]
     helper.append_op(op_type, inputs, outputs, attrs)
     return out
-
-
-def _eager(op_type: str, inputs: dict) -> bool:
-    if not inputs:
-        return mode.eager_by_default()
-    return dispatch.is_eager(op_type, inputs, None)
