@@ -43,6 +43,10 @@ def _batches(steps: int, batch: int = 6):
 
 
 def _optimizer(kind: str, params=None):
+    if kind == "momentum_schedule_clip":  # a scheduler stepped each batch, clipping by global norm
+        lr = paddle.optimizer.lr.StepDecay(0.1, step_size=5, gamma=0.5)
+        clip = paddle.nn.ClipGradByGlobalNorm(0.5)
+        return paddle.optimizer.Momentum(learning_rate=lr, momentum=0.9, parameters=params, grad_clip=clip)
     if kind == "sgd":
         return paddle.optimizer.SGD(learning_rate=0.1, parameters=params)
     if kind == "momentum":
@@ -62,7 +66,13 @@ def _train_dynamic(kind: str, steps: int, seed: int = 7) -> dict[str, np.ndarray
         loss.backward()
         opt.step()
         opt.clear_grad()
+        _step_schedule(opt)
     return {p.name: p.numpy() for p in model.parameters()}
+
+
+def _step_schedule(opt) -> None:
+    if isinstance(opt._learning_rate, paddle.optimizer.lr.LRScheduler):
+        opt._learning_rate.step()
 
 
 def _train_static(kind: str, steps: int, seed: int = 7) -> dict[str, np.ndarray]:
@@ -74,16 +84,18 @@ def _train_static(kind: str, steps: int, seed: int = 7) -> dict[str, np.ndarray]
         x = paddle.static.data("x", [None, 2, 4, 4], "float32")
         y = paddle.static.data("y", [None, 1], "int64")
         loss = paddle.mean(F.cross_entropy(model(x), y))
-        _optimizer(kind).minimize(loss)
+        opt = _optimizer(kind)
+        opt.minimize(loss)
     exe = paddle.static.Executor(paddle.CPUPlace())
     scope = paddle.static.Scope()
     exe.run(startup, scope=scope)
     for xv, yv in _batches(steps):
         exe.run(main, feed={"x": xv, "y": yv}, fetch_list=[loss], scope=scope)
+        _step_schedule(opt)
     return {p.name: np.asarray(scope.vars[p.name]) for p in model.parameters()}
 
 
-@pytest.mark.parametrize("kind", ["sgd", "momentum", "adam"])
+@pytest.mark.parametrize("kind", ["sgd", "momentum", "adam", "momentum_schedule_clip"])
 def test_dynamic_training_equals_static_training_after_20_steps(kind):
     static = _train_static(kind, 20)
     mode._mode = None
