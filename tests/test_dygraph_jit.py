@@ -1,0 +1,85 @@
+"""paddle.jit: a dynamic Layer traced into a static Program gives the dynamic run's outputs, and
+saves and loads as an inference model."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import numpy as np
+import pytest
+
+import fleetgraph as paddle
+from fleetgraph.dygraph import mode
+from fleetgraph.ir import unique_name
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "dist_scripts"))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "examples", "resnet"))
+
+
+@pytest.fixture(autouse=True)
+def _fresh_mode_and_names():
+    old = mode._mode
+    mode._mode = None
+    with unique_name.guard():
+        yield
+    mode._mode = old
+
+
+def _pictures(n=2, size=32):
+    return paddle.to_tensor(np.random.default_rng(0).normal(size=(n, 3, size, size)).astype("float32"))
+
+
+@pytest.mark.parametrize("module", ["resnet_dygraph", "examples_resnet50"])
+def test_to_static_resnet_program_gives_the_dynamic_outputs(module):
+    if module == "examples_resnet50":  # the seed's ResNet-50 (examples/resnet/resnet_dygraph.py)
+        import importlib.util
+
+        path = os.path.join(os.path.dirname(HERE), "examples", "resnet", "resnet_dygraph.py")
+        spec = importlib.util.spec_from_file_location("examples_resnet_dygraph", path)
+        resnet = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(resnet)
+        model = resnet.ResNet(layers=50, class_dim=10)
+    else:
+        import resnet_dygraph
+
+        model = resnet_dygraph.ResNet(class_dim=10)
+    x = _pictures(n=1 if module == "examples_resnet50" else 2)
+    model.eval()
+    dynamic = model(x).numpy()
+    paddle.jit.to_static(model)
+    static = model(x)
+    np.testing.assert_allclose(static.numpy(), dynamic, rtol=1e-6, atol=1e-6)
+    program = model._static_function.main_program
+    types = [op.type for op in program.global_block().ops]
+    assert types[0] == "conv2d" and "batch_norm" in types and types[-1] == "elementwise_add"
+    assert all(op.type != "c_allreduce_sum" for op in program.global_block().ops)
+
+
+def test_a_traced_layer_reads_the_parameters_current_values():
+    fc = paddle.nn.Linear(3, 2)
+    paddle.jit.to_static(fc)
+    x = paddle.to_tensor(np.ones((1, 3), "float32"))
+    fc(x)
+    fc.weight.set_value(np.zeros((3, 2), "float32"))
+    np.testing.assert_allclose(fc(x).numpy(), fc.bias.numpy()[None, :], rtol=1e-6)
+
+
+def test_jit_save_and_load_round_trip(tmp_path):
+    import resnet_dygraph
+
+    model = resnet_dygraph.ResNet(class_dim=5)
+    model.eval()
+    x = _pictures()
+    want = model(x).numpy()
+    path = str(tmp_path / "inference" / "resnet")
+    paddle.jit.save(model, path, input_spec=[paddle.jit.InputSpec([None, 3, 32, 32], "float32")])
+    assert os.path.exists(path + ".json")
+    loaded = paddle.jit.load(path)
+    np.testing.assert_allclose(loaded(x).numpy(), want, rtol=1e-6, atol=1e-6)
+
+
+def test_to_static_refuses_a_plain_function():
+    with pytest.raises(paddle.FleetgraphError, match="expected a paddle.nn.Layer"):
+        paddle.jit.to_static(lambda x: x)
