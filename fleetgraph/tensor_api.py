@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+
 from . import layers
+from .dygraph.mode import eager_guard, in_dynamic_mode
 from .layers.math import abs, exp, log, sign, sqrt, square, tanh  # noqa: F401  (the 2.x names are the same)
 from .layers.tensor import fill_constant
 
@@ -72,16 +75,22 @@ def scale(x, scale=1.0, bias=0.0, bias_after_scale=True, act=None, name=None):
     return layers.scale(x, scale, bias, bias_after_scale, act, name)
 
 
+def _created():
+    """Paddle 2.x creation functions have no input to go by: eager unless enable_static() was called."""
+    return eager_guard() if in_dynamic_mode() else contextlib.nullcontext()
+
+
 def full(shape, fill_value, dtype="float32", name=None):
-    return fill_constant(shape, dtype, fill_value, name=name)
+    with _created():
+        return fill_constant(shape, dtype, fill_value, name=name)
 
 
 def zeros(shape, dtype="float32", name=None):
-    return fill_constant(shape, dtype, 0.0, name=name)
+    return full(shape, 0.0, dtype, name)
 
 
 def ones(shape, dtype="float32", name=None):
-    return fill_constant(shape, dtype, 1.0, name=name)
+    return full(shape, 1.0, dtype, name)
 
 
 def topk(x, k, axis=None, largest=True, sorted=True, name=None):

@@ -208,6 +208,17 @@ def test_fluid_layers_run_eagerly_after_disable_static():
     np.testing.assert_array_equal(c.numpy(), [3.0, 3.0])
 
 
+def test_paddle_2_creation_functions_are_eager_unless_static_was_enabled():
+    z = paddle.zeros([2, 3])
+    assert isinstance(z, paddle.Tensor)
+    np.testing.assert_array_equal(paddle.full([2], 7.0).numpy(), [7.0, 7.0])
+    paddle.enable_static()
+    main = paddle.static.Program()
+    with paddle.static.program_guard(main, paddle.static.Program()):
+        o = paddle.ones([2])
+    assert not isinstance(o, paddle.Tensor) and main.global_block().ops[0].type == "fill_constant"
+
+
 def test_mode_functions_follow_paddle_2_and_fluid_defaults():
     assert paddle.in_dynamic_mode()  # Paddle 2.x: dynamic unless enable_static()
     assert not paddle.fluid.framework.in_dygraph_mode()  # Fluid 1.x: static unless disable_static()
