@@ -105,6 +105,14 @@ def create_parameter(shape, dtype, name=None, attr=None, is_bias=False, default_
     return LayerHelper("create_parameter").create_parameter(attr, shape, dtype, is_bias, default_initializer)
 
 
+def increment(x, value=1.0, in_place=True) -> Variable:
+    """`x + value` (a step counter): into x itself by default, as Paddle's."""
+    helper = LayerHelper("increment")
+    out = x if in_place else helper.create_variable_for_type_inference(x.dtype)
+    helper.append_op("increment", {"X": [x]}, {"Out": [out]}, {"step": float(value)})
+    return out
+
+
 def create_global_var(shape, value, dtype, persistable=False, force_cpu=False, name=None):
     from ..initializer import Constant
 
