@@ -7,12 +7,14 @@ import os
 
 import numpy as np
 
+from . import checkpoint
 from .executor import global_scope
 from .executor.scope import Scope
-from .ir import FleetgraphError, Program, default_main_program, load_arrays, save_arrays
+from .ir import FleetgraphError, Program, default_main_program
 from .ir.program import Variable, VarType
 from .ir.prune import prune_for_inference
 from .ir.serialize import program_from_dict, program_to_dict
+from .ops.sparse_table import SparseTable
 
 PARAMS_FILE = "persistables.npz"
 MODEL_FILE = "model.json"
@@ -27,16 +29,27 @@ def _scope_of(executor) -> Scope:
 
 
 def save_vars(executor, dirname, main_program=None, vars=None, predicate=None, filename=None) -> str:
+    """Write the variables' values as a checkpoint (fleetgraph.checkpoint: atomic, with a manifest);
+    a sparse table as the rows it has (`name@IDS`, `name@ROWS`)."""
     program = main_program or default_main_program()
     chosen = vars if vars is not None else [v for v in program.list_vars() if predicate is None or predicate(v)]
     scope = _scope_of(executor)
     missing = [v.name for v in chosen if v.name not in scope]
     if missing:
         raise FleetgraphError(f"save: variables {missing} have no value in the scope; run the startup program first")
-    os.makedirs(dirname, exist_ok=True)
-    path = os.path.join(dirname, filename or PARAMS_FILE)
-    save_arrays({v.name: np.asarray(scope.vars[v.name]) for v in chosen}, path)
-    return path
+    return checkpoint.save(dirname, arrays_of(scope, [v.name for v in chosen]), filename or PARAMS_FILE)
+
+
+def arrays_of(scope: Scope, names: list[str]) -> dict[str, np.ndarray]:
+    arrays = {}
+    for name in names:
+        value = scope.vars[name]
+        if isinstance(value, SparseTable):
+            ids, rows = value.items()
+            arrays[name + "@IDS"], arrays[name + "@ROWS"] = ids + value.offset, rows
+        else:
+            arrays[name] = np.asarray(value)
+    return arrays
 
 
 def save_persistables(executor, dirname, main_program=None, filename=None) -> str:
@@ -51,14 +64,18 @@ def save_params(executor, dirname, main_program=None, filename=None) -> str:
 
 
 def load_vars(executor, dirname, main_program=None, vars=None, predicate=None, filename=None) -> None:
+    """Set the variables from a checkpoint (or a plain .npz): every value is checked first, so an error
+    leaves the scope as it was. A table saved as rows updates those rows of the table in the scope."""
     program = main_program or default_main_program()
     chosen = vars if vars is not None else [v for v in program.list_vars() if predicate is None or predicate(v)]
     path = os.path.join(dirname, filename or PARAMS_FILE)
-    if not os.path.exists(path):
-        raise FleetgraphError(f"load: {path} does not exist")
-    arrays = load_arrays(path)
+    arrays = checkpoint.load(dirname, filename or PARAMS_FILE)
     scope = _scope_of(executor)
+    settled = {}
     for var in chosen:
+        if var.name not in arrays and var.name + "@IDS" in arrays:
+            settled[var.name] = _with_rows(scope, var, arrays[var.name + "@IDS"], arrays[var.name + "@ROWS"], path)
+            continue
         if var.name not in arrays:
             raise FleetgraphError(f"load {path}: variable {var.name!r} is not in the file")
         value = arrays[var.name]
@@ -66,7 +83,30 @@ def load_vars(executor, dirname, main_program=None, vars=None, predicate=None, f
             raise FleetgraphError(
                 f"load {path}: {var.name!r} expected shape {list(var.shape)}, got {list(value.shape)}"
             )
-        scope.vars[var.name] = value
+        settled[var.name] = value
+    scope.vars.update(settled)
+
+
+def _with_rows(scope: Scope, var: Variable, ids: np.ndarray, rows: np.ndarray, path: str) -> np.ndarray:
+    """The table in the scope with the saved rows set (the others keep their initial values)."""
+    table = scope.vars.get(var.name)
+    if not isinstance(table, np.ndarray) or table.ndim != 2:
+        raise FleetgraphError(
+            f"load {path}: {var.name!r} was saved as a table's rows; run the startup program first, so that "
+            "the rows not saved keep their initial values"
+        )
+    if (
+        ids.ndim != 1
+        or rows.shape != (len(ids), table.shape[1])
+        or (len(ids) and not 0 <= ids.min() <= ids.max() < len(table))
+    ):
+        raise FleetgraphError(
+            f"load {path}: {var.name!r} has ids {list(ids.shape)} and rows {list(rows.shape)}; expected ids in "
+            f"[0, {len(table)}) and rows [n, {table.shape[1]}]"
+        )
+    table = table.copy()
+    table[ids] = rows
+    return table
 
 
 def load_persistables(executor, dirname, main_program=None, filename=None) -> None:

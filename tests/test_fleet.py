@@ -531,7 +531,6 @@ def test_save_inference_model_prunes_the_single_process_program(tmp_path):
     exe = paddle.static.Executor()
     with paddle.static.scope_guard(scope):
         fleet.save_inference_model(exe, str(tmp_path), ["x"], [pred], main_program=fleet.main_program)
-        fleet.save_persistables(exe, str(tmp_path / "persist"))
     with open(tmp_path / "model.json") as f:
         saved = json.load(f)["program"]
     saved_types = [op["type"] for block in saved["blocks"] for op in block["ops"]]
@@ -543,7 +542,6 @@ def test_save_inference_model_prunes_the_single_process_program(tmp_path):
         (out,) = exe.run(program, feed={feeds[0]: x_value}, fetch_list=fetches)
     w, b = scope.vars["fc_0.w_0"], scope.vars["fc_0.b_0"]
     np.testing.assert_allclose(out, x_value @ w + b, rtol=1e-6)
-    assert set(np.load(tmp_path / "persist" / "persistables.npz")) == {"fc_0.w_0", "fc_0.b_0"}
 
 
 def test_init_server_loads_its_row_blocks_of_the_saved_persistables(tmp_path):

@@ -463,6 +463,18 @@ class PSClient:
             self._barrier("fetch_barrier", Kind.FETCH_BARRIER, endpoints, trainer_id)
             self.started = True
 
+    def state(self, endpoints: list[str], trainer_id: int) -> list[dict[str, np.ndarray]]:
+        """What each pserver holds (`fleet.save_persistables`), asked of all at once: name -> value."""
+        answers = self.connections.request("save", [(ep, Kind.STATE, "", None) for ep in endpoints], trainer_id)
+        out = []
+        for ep, answer in zip(endpoints, answers):
+            names = answer.name.split("\n") if answer.name else []
+            values = unpack_arrays(answer.value) if isinstance(answer.value, np.ndarray) else []
+            if len(names) != len(values):
+                raise FleetgraphError(f"save from {ep}: {len(values)} values for {len(names)} names; expected one each")
+            out.append(dict(zip(names, values)))
+        return out
+
     def worker_barrier(self, endpoint: str, trainer_id: int) -> None:
         """Return once every trainer still training waits here too (`fleet.barrier_worker`); the
         pserver at `endpoint`, the same for every trainer, counts them."""

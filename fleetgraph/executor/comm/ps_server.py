@@ -143,6 +143,7 @@ class PServer:
             Kind.WORKER_EXCHANGE: self._on_exchange,
             Kind.COMPLETE: self._on_complete,
             Kind.PREFETCH: self._on_prefetch,
+            Kind.STATE: self._on_state,
         }.get(msg.kind)
         if handler is None:
             self._refuse(identity, msg, f"a pserver does not take {msg.kind.name} messages")
@@ -221,6 +222,22 @@ class PServer:
             )
         rows = table.lookup(ids) if isinstance(table, SparseTable) else table[ids]
         self._reply(identity, encode(Kind.VAR, msg.name, rows, seq=msg.seq))
+
+    def _on_state(self, identity: bytes, msg: Message) -> None:
+        """Every persistable this pserver holds, at a step boundary (a prepared sync step was committed
+        on this message's arrival): a table as its rows' global ids (`name@IDS`) and rows (`name@ROWS`);
+        `@STEPS@` the steps it applied."""
+        names, values = ["@STEPS@"], [np.array([self.steps], dtype=np.int64)]
+        for name, var in sorted(self.vars.items()):
+            value = self.env.get(name) if var.persistable else None
+            if isinstance(value, SparseTable):
+                ids, rows = value.items()
+                names += [f"{name}@IDS", f"{name}@ROWS"]
+                values += [ids + value.offset, rows]
+            elif isinstance(value, np.ndarray):
+                names.append(name)
+                values.append(value)
+        self._reply(identity, encode(Kind.VAR, "\n".join(names), pack_arrays(values), seq=msg.seq))
 
     def _held(self, name: str):
         var = self.vars.get(name)

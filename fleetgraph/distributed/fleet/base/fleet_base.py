@@ -14,13 +14,14 @@
 
 from __future__ import annotations
 
+from .... import checkpoint
 from ....data import set_file_shard, set_worker_allreduce, set_worker_exchange
 from ....dygraph.tensor import Tensor
 from ....executor import CPUPlace, Executor, global_scope
 from ....ir import FleetgraphError, FleetgraphTypeError, Program, default_startup_program
 from ....ir.program import Variable
+from ....persistence import PARAMS_FILE, save_vars
 from ....persistence import save_inference_model as _save_inference_model
-from ....persistence import save_vars
 from ....transpiler import DistributeTranspiler
 from ....transpiler.distribute_transpiler import _replace_program
 from .distributed_strategy import DistributedStrategy
@@ -32,7 +33,7 @@ from .role_maker import (
     in_mpi_job,
     in_slurm_job,
 )
-from .server_io import load_server_persistables
+from .server_io import gather_pserver_state, load_server_persistables
 from .strategy_compiler import transpiler_config
 from .util import UtilBase
 
@@ -245,16 +246,26 @@ class Fleet:
         if not self.is_worker():
             raise FleetgraphError(f"fleet.{what}: this process is a server; expected a worker (TRAINING_ROLE=TRAINER)")
 
-    def save_persistables(self, executor, dirname: str, main_program: Program | None = None) -> str:
-        """Save this worker's persistables from the scope. For fleet's own program these are the
-        single-process program's persistables the worker holds: in parameter-server mode the
-        parameters it last received (optimizer state lives on the servers and is not saved);
-        `fleet.init_server(dirname)` loads them back into servers."""
+    def save_persistables(self, executor, dirname: str, main_program: Program | None = None) -> str | None:
+        """Save the single-process program's persistables as a checkpoint (atomic, with a manifest:
+        fleetgraph.checkpoint). Parameter-server mode: worker 0 asks every server for the blocks and
+        table rows it holds, optimizer state and step count included, and writes them as the original
+        program's variables (loadable by one process, a collective job, or `fleet.init_server(dirname)`
+        with any number of servers). Collective mode: rank 0 saves its copy. Other workers save
+        nothing and return None."""
         self._check_worker("save_persistables")
         program = self._origin_or(main_program)
+        if self._role().worker_index() != 0:
+            return None
         scope = global_scope()
-        chosen = [v for v in program.list_vars() if v.persistable and v.name in scope]
-        return save_vars(executor, dirname, program, vars=chosen)
+        if self._is_collective or self._transpiler is None or program is not self._origin_program:
+            chosen = [v for v in program.list_vars() if v.persistable and v.name in scope]
+            return save_vars(executor, dirname, program, vars=chosen)
+        from ....executor.comm import process_comm
+
+        client = process_comm().ps_client()
+        arrays, step = gather_pserver_state(client, self._transpiler, program, scope, self._role().worker_index())
+        return checkpoint.save(dirname, arrays, PARAMS_FILE, meta={"step": step})
 
     def save_inference_model(
         self,

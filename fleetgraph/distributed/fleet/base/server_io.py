@@ -1,26 +1,74 @@
-"""Load a saved model into a pserver: it holds row blocks of the parameters, so each block is cut
-from the full saved array with the transpiler's plan.
+"""Checkpoints of a parameter-server job: the pservers' state gathered into the single-process
+program's variables, and such a checkpoint (or any saved persistables) loaded back into pservers,
+each cutting the rows it holds with the transpiler's plan, for any number of pservers.
 
-Steps of `load_server_persistables`:
-  1. map each variable of the pserver program to the saved variable it is (part of): a parameter
-     block `w.block1` is rows [offset, offset + rows) of `w`; a variable of the block's optimize
-     sub-block named `<name>.block1` (the block's slice of optimizer state shaped like `w`) is the
-     same rows of `<name>`; any other name is the whole saved variable;
-  2. put every persistable the file has into the scope, cut to its rows and checked for shape;
-  3. a parameter the file lacks is an error; other state (optimizer accumulators, the learning rate)
-     the file lacks keeps the value the pserver's startup program gave it, since
-     `fleet.save_persistables` on a worker saves the parameters only.
+Steps of `gather_pserver_state` (trainer 0, `fleet.save_persistables`):
+  1. ask every pserver for what it holds (one STATE message each, all at once);
+  2. map each pserver variable to the saved variable it is (part of) -- a parameter block `w.block1`
+     is rows [offset, offset + rows) of `w`; a variable of the block's optimize sub-block named
+     `<name>.block1` (the block's slice of optimizer state shaped like `w`) the same rows of `<name>`;
+     any other name the whole variable -- and put the blocks together; a table's rows (and its
+     optimizer state's) stay rows: `<name>@IDS` (global ids) and `<name>@ROWS`;
+  3. add the persistables only trainers hold (a step counter, metric state) from this trainer.
+
+Steps of `load_server_persistables` (`fleet.init_server(dirname)`):
+  1. the same map for this pserver's variables;
+  2. check every value the directory has for them (the checkpoint's manifest and checksums, then
+     each shape) before any is set, so nothing loads partly;
+  3. set them, cut to the rows this pserver holds: a table creates the rows of its ids, and a table's
+     optimizer state follows its table (one index, as the optimizer makes it);
+  4. a parameter the directory lacks is an error; other state (optimizer accumulators, the learning
+     rate) it lacks keeps the value the pserver's startup program gave it.
 """
 
 from __future__ import annotations
 
 import os
 
+import numpy as np
+
+from .... import checkpoint
 from ....executor.scope import Scope
-from ....ir import FleetgraphError, Program, load_arrays
+from ....ir import FleetgraphError, Program
+from ....ops.sparse_table import SparseTable
 from ....persistence import PARAMS_FILE
 from ....transpiler.ps_plan import DistPlan, VarBlock
 from ....transpiler.ps_trainer import SCHEDULED
+
+ROWS_OF = ("@IDS", "@ROWS")  # a table saved as the rows it has
+
+
+def gather_pserver_state(client, transpiler, origin: Program, scope: Scope, trainer_id: int):
+    """The single-process program's persistables as the pservers (and this trainer) hold them, and
+    the step the pservers have applied."""
+    plan = transpiler.plan
+    states = client.state(plan.endpoints, trainer_id)  # step 1
+    wanted = {v.name: v for v in origin.list_vars() if v.persistable}
+    arrays: dict[str, np.ndarray] = {}
+    rows: dict[str, list] = {}
+    for endpoint, state in zip(plan.endpoints, states):  # step 2
+        sources = _sources(transpiler.get_pserver_programs(endpoint)[0], plan, endpoint)
+        for name, value in state.items():
+            base, suffix = _rows_part(name)
+            origin_name, block = sources.get(base, (base, None))
+            if origin_name not in wanted:
+                continue
+            if suffix:
+                rows.setdefault(origin_name + suffix, []).append(value)
+            elif block is not None and block.split:
+                var = wanted[origin_name]
+                full = arrays.setdefault(origin_name, np.zeros(var.shape, dtype=var.dtype))
+                full[block.offset : block.offset + block.rows] = value
+            else:
+                arrays.setdefault(origin_name, value)
+    arrays.update((name, np.concatenate(parts)) for name, parts in rows.items())
+    tables = {p.param for p in plan.tables}
+    for name in wanted:  # step 3
+        held = name in arrays or name + ROWS_OF[0] in arrays or name in tables
+        if not held and scope.vars.get(name) is not None:
+            arrays[name] = np.asarray(scope.vars[name])
+    steps = [int(state["@STEPS@"][0]) for state in states if "@STEPS@" in state]
+    return arrays, (min(steps) if steps else 0)
 
 
 def load_server_persistables(
@@ -28,33 +76,91 @@ def load_server_persistables(
 ) -> list[str]:
     """Load the saved values of `endpoint`'s variables into `scope`; returns the names loaded."""
     path = os.path.join(dirname, filename or PARAMS_FILE)
-    if not os.path.exists(path):
-        raise FleetgraphError(f"init_server: {path} does not exist; expected a directory fleet.save_persistables wrote")
-    arrays = load_arrays(path)
+    if not os.path.isdir(dirname):
+        raise FleetgraphError(
+            f"init_server: {dirname} does not exist; expected a directory fleet.save_persistables wrote"
+        )
+    arrays = checkpoint.load(dirname, filename or PARAMS_FILE)
     sources = _sources(pserver_main, plan, endpoint)  # step 1
     params = {b.name for _, b in plan.blocks_on(endpoint)}
-    loaded, missing = [], []
-    for var in pserver_main.global_block().vars.values():
+    settled, missing = [], []
+    for var in pserver_main.global_block().vars.values():  # step 2
         if not var.persistable:
             continue
         origin, block = sources.get(var.name, (var.name, None))
+        current = scope.vars.get(var.name)
+        if origin + ROWS_OF[0] in arrays:
+            settled.append((var.name, _table_rows(arrays, origin, block, current, path)))
+            continue
         if origin not in arrays:
-            if var.name in params:  # step 3
+            if var.name in params:  # step 4
                 missing.append(f"{origin!r} (for {var.name!r})")
             continue
         value = arrays[origin]
-        if block is not None and block.split:  # step 2
+        if block is not None and block.split:
             value = value[block.offset : block.offset + block.rows]
         if tuple(value.shape) != tuple(var.shape):
             raise FleetgraphError(
                 f"init_server: {path}: {origin!r} gives {var.name!r} shape {list(value.shape)}; "
                 f"expected {list(var.shape)}"
             )
-        scope.vars[var.name] = value
-        loaded.append(var.name)
+        settled.append((var.name, value))
     if missing:
         raise FleetgraphError(f"init_server: {path} has no saved value for parameter {', '.join(missing)}")
-    return loaded
+    followers = _state_tables(pserver_main, scope)
+    settled.sort(key=lambda item: item[0] in followers)  # step 3: a table before the state that follows it
+    for name, value in settled:
+        if isinstance(value, tuple):
+            _restore_rows(scope.vars[name], *value, scope.vars.get(followers.get(name, "")))
+        else:
+            scope.vars[name] = value
+    return [name for name, _ in settled]
+
+
+def _rows_part(name: str) -> tuple[str, str]:
+    for suffix in ROWS_OF:
+        if name.endswith(suffix):
+            return name[: -len(suffix)], suffix
+    return name, ""
+
+
+def _table_rows(arrays, origin: str, block: VarBlock | None, current, path: str):
+    """The saved rows of table `origin` that this pserver's block holds, as (local ids, rows)."""
+    if not isinstance(current, SparseTable):
+        raise FleetgraphError(
+            f"init_server: {path}: {origin!r} was saved as a table's rows; expected this pserver to hold it as a "
+            f"table, got {type(current).__name__} (run the pserver's startup program first)"
+        )
+    ids, rows = arrays[origin + "@IDS"], arrays[origin + "@ROWS"]
+    if ids.ndim != 1 or rows.shape != (len(ids), current.width):
+        raise FleetgraphError(
+            f"init_server: {path}: {origin!r} has ids {list(ids.shape)} and rows {list(rows.shape)}; "
+            f"expected [n] and [n, {current.width}]"
+        )
+    lo = current.offset
+    mine = (ids >= lo) & (ids < lo + current.height)
+    return ids[mine] - lo, rows[mine].astype(current.dtype, copy=False)
+
+
+def _restore_rows(table: SparseTable, ids: np.ndarray, rows: np.ndarray, leader: SparseTable | None) -> None:
+    if leader is not None:
+        table.follow(leader)
+    table.write(table.positions(ids), rows)
+
+
+def _state_tables(pserver_main: Program, scope: Scope) -> dict[str, str]:
+    """Optimizer state held as tables -> the table each follows (the Param of the op that reads both)."""
+    out = {}
+    for block in pserver_main.blocks:
+        for op in block.ops:
+            params = op.inputs.get("Param", [])
+            if len(params) != 1 or not isinstance(scope.vars.get(params[0]), SparseTable):
+                continue
+            for slot, names in op.inputs.items():
+                for name in names:
+                    if slot != "Param" and isinstance(scope.vars.get(name), SparseTable):
+                        out[name] = params[0]
+    return out
 
 
 def _sources(pserver_main: Program, plan: DistPlan, endpoint: str) -> dict[str, tuple[str, VarBlock]]:
