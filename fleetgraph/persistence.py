@@ -15,6 +15,7 @@ from .ir.program import Variable, VarType
 from .ir.prune import prune_for_inference
 from .ir.serialize import program_from_dict, program_to_dict
 from .ops.sparse_table import SparseTable
+from .transpiler.distribute_transpiler import transpiler_of
 
 PARAMS_FILE = "persistables.npz"
 MODEL_FILE = "model.json"
@@ -53,8 +54,16 @@ def arrays_of(scope: Scope, names: list[str]) -> dict[str, np.ndarray]:
 
 
 def save_persistables(executor, dirname, main_program=None, filename=None) -> str:
-    """Every persistable variable (parameters and optimizer state) of the program, in one .npz."""
+    """Every persistable variable (parameters and optimizer state) of the program, as a checkpoint.
+    Of a parameter-server trainer's program: what its pservers hold (every block, table row and
+    optimizer state), as the single-process program's variables."""
     program = main_program or default_main_program()
+    transpiler = transpiler_of(program)
+    if transpiler is not None:
+        from .distributed.fleet.base.server_io import save_pserver_state
+        from .executor.comm import process_comm
+
+        return save_pserver_state(dirname, process_comm().ps_client(), transpiler, _scope_of(executor), filename)
     return save_vars(executor, dirname, program, _persistables(program), filename=filename)
 
 

@@ -173,9 +173,9 @@ def _step_of(ckpt: str, collective: bool) -> int:
         return 0
 
 
-def _killed_then_resumed(tmp_path, seed, servers_after=2, collective=False):
+def _killed_then_resumed(tmp_path, seed, servers_after=2, collective=False, extra=()):
     ckpt = tmp_path / "run" / "ckpt"
-    args = ["--ckpt", str(ckpt), "--final", str(tmp_path / "run" / "final"), "--pause", "0.05"]
+    args = ["--ckpt", str(ckpt), "--final", str(tmp_path / "run" / "final"), "--pause", "0.05", *extra]
     with ProcessGroup(timeout=120) as group:
         _start_job(group, args, 2, collective=collective)
         deadline = time.monotonic() + 90
@@ -206,11 +206,13 @@ def _assert_same_state(got: dict, want: dict) -> None:
             np.testing.assert_allclose(got[name], want[name], atol=1e-6, err_msg=name)
 
 
-@pytest.mark.parametrize("servers_after", [2, 3])
-def test_a_killed_sync_job_with_a_table_resumes_to_the_uninterrupted_parameters(tmp_path, servers_after):
+@pytest.mark.parametrize("servers_after, spelling", [(2, "fleet"), (3, "fleet"), (2, "fluid")])
+def test_a_killed_sync_job_with_a_table_resumes_to_the_uninterrupted_parameters(tmp_path, servers_after, spelling):
+    """fleet.save_persistables, or fluid.io.save_persistables of the trainer program: both ask the pservers."""
     want = _run(tmp_path, "whole")
     assert "table@IDS" in want and "moment1_0@IDS" in "".join(want)  # the table and its Adam state
-    got = _killed_then_resumed(tmp_path, seed=servers_after, servers_after=servers_after)
+    extra = ["--fluid_save"] if spelling == "fluid" else []
+    got = _killed_then_resumed(tmp_path, seed=servers_after, servers_after=servers_after, extra=extra)
     _assert_same_state(got, want)
 
 

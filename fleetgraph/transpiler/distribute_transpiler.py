@@ -9,6 +9,7 @@ every builder works on copies.
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass, field
 
 from ..ir import FleetgraphError, Program, Variable, default_main_program, default_startup_program
@@ -19,6 +20,18 @@ from .fuse_allreduce import fuse_allreduce_with_plan
 from .ps_plan import ASYNC, GEO, HALF_ASYNC, SYNC, DistPlan, HashName, RoundRobin, make_plan
 from .ps_pserver import build_pserver_program, build_pserver_startup
 from .ps_trainer import build_trainer_program, build_trainer_startup
+
+_TRANSPILER_OF: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def transpiler_of(program: Program):
+    """The DistributeTranspiler whose parameter-server trainer program this is, else None."""
+    return _TRANSPILER_OF.get(program)
+
+
+def register_trainer_program(program: Program, transpiler) -> None:
+    """`program` (a copy of a trainer program, as Fleet makes the user's) is `transpiler`'s too."""
+    _TRANSPILER_OF[program] = transpiler
 
 
 class DistributeTranspilerConfig:
@@ -176,6 +189,7 @@ class DistributeTranspiler:
         self._trainer_program = build_trainer_program(
             self.origin_program, self.plan, trainer_id, runtime_split=self.config.runtime_split_send_recv
         )
+        register_trainer_program(self._trainer_program, self)  # fluid.io.save_persistables asks its pservers
         startup = build_trainer_startup(self._origin_startup, self._trainer_program, self.plan, trainer_id)
         _replace_program(self.startup_program, startup)
         self.pserver_endpoints = endpoints

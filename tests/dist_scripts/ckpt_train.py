@@ -2,6 +2,7 @@
 comes from the environment (parameter-server or, with --collective, collective).
 
     ckpt_train.py --ckpt DIR --final DIR [--steps N] [--batch B] [--resume] [--collective] [--pause S]
+                  [--fluid_save]
 
 The model is tests/models.py's sparse CTR (a table on the pservers, Adam) in parameter-server mode and
 the MLP of fleet_ps.py (Adam) in collective mode. Worker w trains on rows [w*B, (w+1)*B) of each
@@ -35,6 +36,7 @@ def main() -> None:
     p.add_argument("--batch", type=int, default=8)
     p.add_argument("--resume", action="store_true")
     p.add_argument("--collective", action="store_true")
+    p.add_argument("--fluid_save", action="store_true", help="save with fluid.io.save_persistables")
     p.add_argument("--pause", type=float, default=0.0, help="seconds between steps (a wider window to kill in)")
     args = p.parse_args()
     fleet.init(role_maker.PaddleCloudRoleMaker(is_collective=args.collective))
@@ -64,7 +66,10 @@ def main() -> None:
             continue
         shard = {k: v[w * batch : (w + 1) * batch] for k, v in feed.items()}
         exe.run(main_prog, feed=shard, fetch_list=[loss])
-        fleet.save_persistables(exe, args.ckpt)  # worker 0 saves; the others return at once
+        if args.fluid_save and fleet.worker_index() == 0:  # Fluid's spelling, on fleet's trainer program
+            fluid.io.save_persistables(exe, args.ckpt, main_prog)
+        else:
+            fleet.save_persistables(exe, args.ckpt)  # worker 0 saves; the others return at once
         time.sleep(args.pause)
     fleet.save_persistables(exe, args.final)
     fleet.stop_worker()

@@ -14,16 +14,15 @@
 
 from __future__ import annotations
 
-from .... import checkpoint
 from ....data import set_file_shard, set_worker_allreduce, set_worker_exchange
 from ....dygraph.tensor import Tensor
 from ....executor import CPUPlace, Executor, global_scope
 from ....ir import FleetgraphError, FleetgraphTypeError, Program, default_startup_program
 from ....ir.program import Variable
-from ....persistence import PARAMS_FILE, save_vars
 from ....persistence import save_inference_model as _save_inference_model
+from ....persistence import save_vars
 from ....transpiler import DistributeTranspiler
-from ....transpiler.distribute_transpiler import _replace_program
+from ....transpiler.distribute_transpiler import _replace_program, register_trainer_program
 from .distributed_strategy import DistributedStrategy
 from .role_maker import (
     MPISymetricRoleMaker,
@@ -33,7 +32,7 @@ from .role_maker import (
     in_mpi_job,
     in_slurm_job,
 )
-from .server_io import gather_pserver_state, load_server_persistables
+from .server_io import load_server_persistables, save_pserver_state
 from .strategy_compiler import transpiler_config
 from .util import UtilBase
 
@@ -193,6 +192,8 @@ class Fleet:
             _replace_program(startup, server_startup)
         else:  # step 4
             _replace_program(program, t.get_trainer_program())
+            if not self._is_collective:
+                register_trainer_program(program, t)
         return result
 
     # -- servers ---------------------------------------------------------------------------------
@@ -263,9 +264,7 @@ class Fleet:
             return save_vars(executor, dirname, program, vars=chosen)
         from ....executor.comm import process_comm
 
-        client = process_comm().ps_client()
-        arrays, step = gather_pserver_state(client, self._transpiler, program, scope, self._role().worker_index())
-        return checkpoint.save(dirname, arrays, PARAMS_FILE, meta={"step": step})
+        return save_pserver_state(dirname, process_comm().ps_client(), self._transpiler, scope)
 
     def save_inference_model(
         self,

@@ -71,6 +71,13 @@ def gather_pserver_state(client, transpiler, origin: Program, scope: Scope, trai
     return arrays, (min(steps) if steps else 0)
 
 
+def save_pserver_state(dirname: str, client, transpiler, scope: Scope, filename: str | None = None) -> str:
+    """Write what the pservers (and this trainer) hold as a checkpoint of the single-process program,
+    the step the pservers applied in its meta."""
+    arrays, step = gather_pserver_state(client, transpiler, transpiler.origin_program, scope, transpiler.trainer_id)
+    return checkpoint.save(dirname, arrays, filename or PARAMS_FILE, meta={"step": step})
+
+
 def load_server_persistables(
     scope: Scope, pserver_main: Program, plan: DistPlan, endpoint: str, dirname: str, filename: str | None = None
 ) -> list[str]:
