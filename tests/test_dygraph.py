@@ -176,6 +176,8 @@ def test_arithmetic_operators_match_numpy():
         (-x, -a),
         (x @ y, a @ b),
         (x * 0.5 + 1, a * 0.5 + 1),
+        (x**2.0, a**2),
+        (2.0 / y, 2.0 / b),
     ]:
         np.testing.assert_allclose(got.numpy(), want, rtol=1e-6)
 

@@ -33,13 +33,31 @@ class Tensor(Variable):
     need_check_feed = False
     _shape: tuple = ()  # a placeholder's declared shape, until it holds a value
 
+    # per-tensor state that most tensors never change, as class defaults
+    _name: str | None = None
+    _dtype: str | None = None
+    _node = None
+    _grad = None
+
     def __init__(self, value=None, name: str | None = None, stop_gradient: bool = True, dtype: str | None = None):
-        self.name = name or fresh_name()
         self.value = value
-        self._dtype = dtype
         self.stop_gradient = stop_gradient
-        self._node = None
-        self._grad = None
+        if name is not None:
+            self._name = name
+        if dtype is not None:
+            self._dtype = dtype
+
+    @property
+    def name(self) -> str:
+        """Unique; made on first use (only tensors the tape records need one)."""
+        name = self._name
+        if name is None:
+            name = self._name = fresh_name()
+        return name
+
+    @name.setter
+    def name(self, value: str) -> None:
+        self._name = value
 
     @classmethod
     def _from_placeholder(cls, var: Variable) -> Tensor:
@@ -203,6 +221,12 @@ class Tensor(Variable):
 
     def __rtruediv__(self, other):
         return self._binary("elementwise_div", other, reverse=True)
+
+    def __pow__(self, other):
+        return self._binary("elementwise_pow", other)
+
+    def __rpow__(self, other):
+        return self._binary("elementwise_pow", other, reverse=True)
 
     def __neg__(self):
         return self._scale(-1.0)
