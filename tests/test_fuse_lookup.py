@@ -17,16 +17,19 @@ from fleetgraph.ops.selected_rows import SelectedRows
 SLOTS, VOCAB, WIDTH, ROWS = 4, 40, 3, 6
 
 
-def _model(optimizer):
+def _model(optimizer, fluid_embedding=False):
+    """Seed 000's shape: SLOTS one-level LoD slots looked up in one table and sum-pooled; with
+    `fluid_embedding`, Fluid's embedding (lookup_table, [n, 1] ids) instead of 2.x's (lookup_table_v2)."""
     main, startup = Program(), Program()
     main.random_seed = startup.random_seed = 11
     with program_guard(main, startup), unique_name.guard():
         slots = [paddle.static.data(name=f"C{i}", shape=[-1, 1], lod_level=1, dtype="int64") for i in range(SLOTS)]
         label = paddle.static.data(name="label", shape=[-1, 1], dtype="int64")
         attr = paddle.ParamAttr(name="table", initializer=paddle.nn.initializer.Uniform())
+        embed = fluid.layers.embedding if fluid_embedding else paddle.static.nn.embedding
         pooled = [
             paddle.static.nn.sequence_pool(
-                paddle.static.nn.embedding(s, size=[VOCAB, WIDTH], is_sparse=True, param_attr=attr), pool_type="sum"
+                embed(s, size=[VOCAB, WIDTH], is_sparse=True, param_attr=attr), pool_type="sum"
             )
             for s in slots
         ]
@@ -46,10 +49,10 @@ def _feed(rng, lengths=None):
     return feed
 
 
-def _train(monkeypatch, fused: bool, optimizer, feeds, extra_fetch=(), return_numpy=True):
+def _train(monkeypatch, fused: bool, optimizer, feeds, extra_fetch=(), return_numpy=True, fluid_embedding=False):
     if not fused:
         monkeypatch.setattr(executor_module, "fuse_lookup_chains", lambda steps, block: steps)
-    main, startup, loss, pooled = _model(optimizer)
+    main, startup, loss, pooled = _model(optimizer, fluid_embedding)
     scope = paddle.static.Scope()
     exe = paddle.static.Executor(paddle.CPUPlace())
     exe.run(startup, scope=scope)
@@ -140,3 +143,15 @@ def test_a_slot_left_out_of_the_feed_is_named(monkeypatch):
     message = _error(monkeypatch, True, feed)
     assert message == _error(monkeypatch, False, feed)
     assert "'C3' has no value" in message
+
+
+def test_fluid_embeddings_lookup_table_chains_fuse_too(monkeypatch):
+    rng = np.random.default_rng(5)
+    feeds = [_feed(rng) for _ in range(3)]
+    fused, fused_params, plan = _train(monkeypatch, True, OPTIMIZERS["adam"], feeds, fluid_embedding=True)
+    alone, alone_params, _ = _train(monkeypatch, False, OPTIMIZERS["adam"], feeds, fluid_embedding=True)
+    assert [s.op.type for s in plan.steps].count("lookup_table") == 1
+    for a, b in zip(fused, alone):
+        for x, y in zip(a, b):
+            np.testing.assert_array_equal(np.array(x), np.array(y))
+    np.testing.assert_array_equal(fused_params["table"], alone_params["table"])
