@@ -29,13 +29,16 @@ from ..ops.selected_rows import SelectedRows, merge_dense
 from . import mode
 
 _seq = itertools.count()
+Tensor = None  # dygraph.tensor.Tensor, set when that module loads (it imports this one)
 _post_backward_hooks: list = []
 
 
 class _Spec:
     """An op type resolved once for eager calls: kernel, slots, default attrs and flags."""
 
-    __slots__ = ("type", "opdef", "kernel", "ins", "outs", "attrs", "single_out", "random", "want", "ctx", "inplace")
+    __slots__ = (
+        "type", "opdef", "kernel", "ins", "outs", "attrs", "single_out", "random", "want", "ctx", "inplace", "simple"
+    )  # fmt: skip
 
     def __init__(self, type: str) -> None:
         opdef = get_op_def(type)
@@ -48,6 +51,11 @@ class _Spec:
         self.single_out = len(opdef.outputs) == 1
         self.random, self.want, self.ctx = opdef.random, opdef.wants_outputs, opdef.needs_context
         self.inplace = set(opdef.inplace)
+        self.simple = (
+            self.single_out
+            and not (self.random or self.want or self.ctx or self.inplace)
+            and not any(dup for _, dup in self.ins + self.outs)
+        )
 
 
 _SPECS: dict[str, _Spec] = {}
@@ -171,6 +179,30 @@ def run_op(type: str, inputs: dict, outputs: dict, attrs: dict | None = None) ->
                 ts[0].value = _array(value)
     _record(s, inputs, outputs, attrs)
     return outputs
+
+
+def run_simple(type: str, tensors: tuple, attrs: dict | None = None):
+    """`run_op` for the common shape, kept short: one Tensor per input slot (in the op's slot order),
+    one output, no randomness; the output Tensor is returned (None: not that shape, use run_op)."""
+    s = _SPECS.get(type) or spec(type)
+    if not s.simple or len(tensors) != len(s.ins):
+        return None
+    attrs = merged_attrs(s, attrs) if attrs else s.attrs
+    try:
+        result = s.kernel(np, *[t.value for t in tensors], **attrs)
+    except FleetgraphError:
+        raise
+    except Exception:
+        run_kernel(s, [t.value for t in tensors], attrs, {}, "", complete=True)  # raises, naming the op
+        raise
+    out = Tensor(result if result.__class__ is np.ndarray else _array(result))
+    if s.opdef.grad is not None and getattr(mode._state, "grad", True):
+        for t in tensors:
+            if not t.stop_gradient:
+                ins = {slot: [x] for (slot, _), x in zip(s.ins, tensors)}
+                _record(s, ins, {s.outs[0][0]: [out]}, attrs)
+                break
+    return out
 
 
 def _array(value):

@@ -180,15 +180,10 @@ class Tensor(Variable):
     def _binary(self, op_type: str, other, reverse: bool = False) -> Tensor:
         if not isinstance(other, Tensor):
             other = Tensor(np.asarray(other, dtype=self.value.dtype))
-        x, y = (other, self) if reverse else (self, other)
-        out = Tensor()
-        engine.run_op(op_type, {"X": [x], "Y": [y]}, {"Out": [out]})  # axis -1: the op's default
-        return out
+        return engine.run_simple(op_type, (other, self) if reverse else (self, other))  # axis -1: the default
 
     def _scale(self, scale: float, bias: float = 0.0) -> Tensor:
-        out = Tensor()
-        engine.run_op("scale", {"X": [self]}, {"Out": [out]}, {"scale": scale, "bias": bias})
-        return out
+        return engine.run_simple("scale", (self,), {"scale": scale, "bias": bias})
 
     def __add__(self, other):
         if isinstance(other, (int, float)):
@@ -232,9 +227,7 @@ class Tensor(Variable):
         return self._scale(-1.0)
 
     def __matmul__(self, other):
-        out = Tensor()
-        engine.run_op("matmul", {"X": [self], "Y": [other]}, {"Out": [out]})
-        return out
+        return engine.run_simple("matmul", (self, other))
 
     def _compare(self, op_type: str, other) -> Tensor:
         other = other.value if isinstance(other, Tensor) else other
@@ -286,6 +279,9 @@ class ParamBase(Tensor, Parameter):
         return "Parameter containing:\n" + super().__repr__()
 
     __str__ = __repr__
+
+
+engine.Tensor = Tensor
 
 
 def to_tensor(data, dtype=None, place=None, stop_gradient: bool = True) -> Tensor:
