@@ -339,45 +339,67 @@ def _run_grad_ops(node: Node, grads: dict) -> dict[str, list]:
     return produced
 
 
-_GRAD_TYPES: dict[str, str] = {}
+class _GradPlan:
+    """How a make_grad_op maker's grad op reads one op type's node, worked out once per type: for
+    each grad-op input slot, the forward slot it reads and whether it is that slot's gradient; for
+    each output 'X@GRAD', the forward slot X."""
+
+    __slots__ = ("spec", "ins", "outs")
+
+    def __init__(self, node: Node, maker) -> None:
+        self.spec = spec(maker(_as_op(node))[0]["type"])
+        wanted_in, wanted_out = set(maker.inputs), set(maker.outputs)
+        self.ins = [
+            (slot[: -len(GRAD_SUFFIX)] if slot.endswith(GRAD_SUFFIX) else slot, slot.endswith(GRAD_SUFFIX), dup)
+            if slot in wanted_in
+            else None
+            for slot, dup in self.spec.ins
+        ]
+        self.outs = [(slot, slot[: -len(GRAD_SUFFIX)], dup) for slot, dup in self.spec.outs if slot in wanted_out]
 
 
-def _grad_type(node: Node, maker) -> str:
-    """The type of the grad op a make_grad_op maker builds for this op type (asked once)."""
-    found = _GRAD_TYPES.get(node.type)
-    if found is None:
-        found = _GRAD_TYPES[node.type] = maker(_as_op(node))[0]["type"]
-    return found
+_PLANS: dict[str, _GradPlan] = {}
 
 
 def _run_slot_grad_op(node: Node, maker, grads: dict) -> dict[str, list]:
     """What `_run_grad_ops` does for the common maker, without building names: the grad op's input
     slot 'X' reads the forward values of slot X, 'Out@GRAD' the gradients of slot Out's outputs (zeros
     where none arrived), and output 'X@GRAD' gives the gradients of slot X's inputs."""
-    s = spec(_grad_type(node, maker))
+    plan = _PLANS.get(node.type)
+    if plan is None:
+        plan = _PLANS[node.type] = _GradPlan(node, maker)
+    parents, values, fins, fouts = node.parents, node.values, node.inputs, node.outputs
     wanted = {}
-    for slot in maker.outputs:
-        base = slot[: -len(GRAD_SUFFIX)]
-        names = node.inputs.get(base) or node.outputs.get(base)
-        if names and any(n in node.parents for n in names):
-            wanted[slot] = [n if n in node.parents else None for n in names]
+    for slot, base, _ in plan.outs:
+        names = fins.get(base) or fouts.get(base)
+        if names and any(n in parents for n in names):
+            wanted[slot] = [n if n in parents else None for n in names]
     if not wanted:
         return {}
-    values = node.values
     args = []
-    for slot, dup in s.ins:
-        if slot not in maker.inputs:
+    for entry in plan.ins:
+        if entry is None:
             args.append(None)
             continue
-        if slot.endswith(GRAD_SUFFIX):
-            base = slot[: -len(GRAD_SUFFIX)]
-            names = node.inputs.get(base) or node.outputs.get(base) or ()
+        base, is_grad, dup = entry
+        names = fins.get(base) or fouts.get(base) or ()
+        if is_grad:
             got = [grads[n] if n in grads else _zeros_like(values[n]) for n in names]
         else:
-            names = node.inputs.get(slot) or node.outputs.get(slot) or ()
             got = [values[n] for n in names]
         args.append((got if dup else got[0]) if got else None)
-    result = run_kernel(s, args, node.attrs, wanted, "")
+    s = plan.spec
+    attrs = node.attrs
+    kwargs = {k: attrs[k] if k in attrs else default for k, default in s.attrs.items()}
+    if s.want:
+        kwargs["need"] = frozenset(wanted)
+    try:
+        result = s.kernel(np, *args, **kwargs)
+    except FleetgraphError:
+        raise
+    except Exception:
+        run_kernel(s, args, attrs, wanted, "")  # raises, naming the op
+        raise
     results = [result] if s.single_out else result
     produced: dict[str, list] = {}
     for (slot, dup), value in zip(s.outs, results):
