@@ -2,10 +2,11 @@
 `paddle.nn.ClipGradByGlobalNorm`): ops appended before regularization and the updates, as Paddle's.
 
 A parameter whose ParamAttr says `need_clip=False` keeps its gradient. Collective training clips
-after the all-reduce (the averaged gradient, so every rank clips alike and equals one process); a
-parameter-server trainer clips its own gradient before sending it, as Paddle's transpiler leaves the
-clip ops on the trainer (they clip each trainer's gradient before it is sent, so in sync mode a
-clip that bites gives other values than one process on the whole batch would, as in Paddle)."""
+after the all-reduce (the averaged gradient, so every rank clips alike and equals one process). Sync
+parameter-server training clips the trainers' averaged gradient on the pservers, a norm taken over
+every block on every pserver (transpiler/ps_clip.py), so it too equals one process on the whole
+batch; async and half-async trainers clip their own gradient before sending it, as Paddle's
+transpiler leaves the clip ops on the trainer."""
 
 from __future__ import annotations
 

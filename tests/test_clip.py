@@ -121,3 +121,57 @@ def test_grad_clip_of_the_wrong_type_is_one_clear_error():
         paddle.optimizer.SGD(0.1, grad_clip=1.0)
     with pytest.raises(paddle.FleetgraphError, match="clip_norm expected a positive float"):
         paddle.nn.ClipGradByGlobalNorm(clip_norm=-1)
+
+
+# -- under the parameter-server transpiler (the runtime's equality with one process: test_ps_runtime) --
+
+
+def _mlp_with(grad_clip):
+    def build():
+        from models import mlp
+
+        return mlp(lambda: fluid.optimizer.Momentum(0.05, 0.9, grad_clip=grad_clip), hidden=(32,), seed=11)[:2]
+
+    return build
+
+
+def test_sync_pservers_clip_the_averaged_gradient_and_trainers_send_the_scale():
+    from ps_helpers import transpile
+
+    from fleetgraph.ir import op_summary
+
+    t = transpile(_mlp_with(paddle.nn.ClipGradByGlobalNorm(0.5)), trainer_id=1)
+    trainer = op_summary(t.get_trainer_program())
+    assert "square" not in trainer and "elementwise_mul" not in trainer  # the trainers send unclipped gradients
+    assert "send_barrier reduce_sum sqrt fill_constant elementwise_max elementwise_div send recv" in trainer
+    barrier = next(op for op in t.get_trainer_program().global_block().ops if op.type == "send_barrier")
+    assert barrier.output("Out") == ["@CLIP_SQUARES@"]
+    scale_send = next(op for op in t.get_trainer_program().global_block().ops if "@CLIP_SCALE@" in op.input_arg_names)
+    assert scale_send.attrs["send_varnames"] == ["@CLIP_SCALE@.trainer_1"] * 2
+    for ep in ("127.0.0.1:6174", "127.0.0.1:6175"):
+        main, _ = t.get_pserver_programs(ep)
+        serv = main.global_block().ops[0]
+        clip_block = main.block(serv.attrs["clip_block_id"])
+        types = [op.type for op in clip_block.ops]
+        assert types[-1] == "concat" and "square" in types and "sum" in types  # averaged, then squared
+        for idx in serv.attrs["optimize_blocks"]:
+            ops = main.block(idx).ops
+            assert [op.type for op in ops] == ["elementwise_mul", "momentum"]  # no average left here
+            assert ops[0].input("Y") == ["@CLIP_SCALE@"] and ops[1].input("Grad") == ops[0].output("Out")
+
+
+def test_by_norm_takes_one_norm_per_parameter_and_by_value_clips_on_the_pservers():
+    from ps_helpers import transpile
+
+    from fleetgraph.ir import op_summary
+
+    t = transpile(_mlp_with(paddle.nn.ClipGradByNorm(0.3)))
+    assert t.plan.clip.groups == tuple((p.param,) for p in t.plan.params)
+    main, _ = t.get_pserver_programs("127.0.0.1:6174")
+    first = main.block(main.global_block().ops[0].attrs["optimize_blocks"][0])
+    assert [op.type for op in first.ops] == ["slice", "elementwise_mul", "momentum"]  # its group's scale
+    t = transpile(_mlp_with(paddle.nn.ClipGradByValue(0.02)))
+    assert "send_barrier recv" in op_summary(t.get_trainer_program())  # nothing to put together
+    main, _ = t.get_pserver_programs("127.0.0.1:6174")
+    assert main.global_block().ops[0].attrs["clip_block_id"] == -1
+    assert "sum scale clip momentum" in op_summary(main)

@@ -314,9 +314,11 @@ def _mlp_with(optimizer_factory):
     return lambda: mlp(optimizer_factory, hidden=(8,), seed=1)
 
 
-def test_clip_ops_stay_on_the_trainer_which_sends_the_clipped_gradient():
+def test_async_clip_ops_stay_on_the_trainer_which_sends_the_clipped_gradient():
+    """As Paddle's transpiler leaves them; sync mode clips the averaged gradient on the pservers
+    (test_clip.py)."""
     clip = lambda: paddle.optimizer.SGD(0.1, grad_clip=paddle.nn.ClipGradByGlobalNorm(1.0))  # noqa: E731
-    t = transpile(_mlp_with(clip), sync_mode=True)
+    t = transpile(_mlp_with(clip), sync_mode=False)
     trainer = t.get_trainer_program().global_block()
     clip_ops = [op for op in trainer.ops if "/gradient_clip/" in op.attrs.get("op_namescope", "/")]
     assert [op.type for op in clip_ops][-4:] == ["elementwise_mul"] * 4

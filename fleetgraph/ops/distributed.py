@@ -45,7 +45,8 @@ def _recv(xp, xs, *, epmap, trainer_id, recv_varnames, geo_base, background, ctx
 
 
 def _send_barrier(xp, xs, *, endpoints, trainer_id, half_async, ctx):
-    ctx.comm.ps_client().send_barrier(endpoints, trainer_id)
+    # with a norm clip, its output is what the pservers answered: [pservers, norm groups]
+    return ctx.comm.ps_client().send_barrier(endpoints, trainer_id)
 
 
 def _fetch_barrier(xp, xs, *, endpoints, trainer_id, half_async, ctx):
@@ -64,6 +65,8 @@ def _listen_and_serv(
     grad_to_block_id,
     lr_decay_block_id,
     k_steps,
+    clip_block_id,
+    clip_vars,
     ctx,
 ):
     ctx.comm.serve(
@@ -74,6 +77,8 @@ def _listen_and_serv(
         optimize_blocks=optimize_blocks,
         grad_to_block_id=grad_to_block_id,
         lr_decay_block_id=lr_decay_block_id,
+        clip_block_id=clip_block_id,
+        clip_vars=clip_vars,
     )
 
 
@@ -129,6 +134,9 @@ register_op(
         "grad_to_block_id": [],
         "lr_decay_block_id": -1,  # a learning-rate schedule's block, run before each optimization round
         "k_steps": 0,
+        # sync with a norm clip: the block run at the send barrier, and [its sums of squares, the scale]
+        "clip_block_id": -1,
+        "clip_vars": [],
     },
     kernel=_listen_and_serv,
     side_effect=True,

@@ -8,7 +8,8 @@ builders read it, so the two sides cannot disagree. Steps of `make_plan`:
   2. cut each parameter into row blocks (Paddle's `slice_variable`: at most one block per pserver,
      at least `min_block_size` elements each, whole rows);
   3. dispatch the blocks, in order, to the pservers with the split method (whole parameters, when
-     not sliced, in an order shuffled by the program's random_seed, as Paddle's transpiler does).
+     not sliced, in an order shuffled by the program's random_seed, as Paddle's transpiler does);
+  4. sync mode: the gradient clip, which the pservers apply to the averaged gradients (ps_clip.py).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import numpy as np
 
 from ..ir import FleetgraphError, OpRole, Program, VarType
 from ..ir.errors import close_matches
+from .ps_clip import ClipPlan, plan_clip
 
 SYNC, ASYNC, HALF_ASYNC, GEO = 0, 1, 2, 3  # Paddle's DistributedMode, also listen_and_serv's attr
 MODE_NAMES = {SYNC: "sync", ASYNC: "async", HALF_ASYNC: "half_async", GEO: "geo"}
@@ -138,6 +140,7 @@ class DistPlan:
     mode: int
     params: list[ParamPlan]
     k_steps: int = 0
+    clip: ClipPlan | None = None  # sync: the clip the pservers apply to the averaged gradients
 
     @property
     def sync(self) -> bool:
@@ -286,7 +289,10 @@ def make_plan(
     block = program.global_block()
     params = []
     tables = distributed_tables(program)
-    for param, grad in params_grads_of(program):  # step 1
+    pairs = params_grads_of(program)
+    clip = plan_clip(program, [p for p, _ in pairs]) if mode == SYNC else None  # step 4
+    for param, grad in pairs:  # step 1
+        grad = clip.unclipped_grad(param, grad) if clip is not None else grad
         var = block.var(param)
         grad_var = block._find_var_recursive(grad)
         sparse = grad_var is not None and grad_var.type == VarType.SELECTED_ROWS
@@ -312,4 +318,4 @@ def make_plan(
     placed = dict(zip([b.name for b in all_blocks], split_method(endpoints).dispatch(all_blocks)))
     for p in params:  # step 3
         p.blocks = [VarBlock(b.param, b.index, b.offset, b.rows, b.shape, placed[b.name], b.split) for b in p.blocks]
-    return DistPlan(list(endpoints), trainers, mode, params, k_steps)
+    return DistPlan(list(endpoints), trainers, mode, params, k_steps, clip)

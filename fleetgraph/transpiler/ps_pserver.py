@@ -7,14 +7,16 @@ Steps of `build_pserver_program`:
      ('w.block0', 'w_moment1_0.block0'), the gradient is the block's ('w@GRAD.block0');
   2. declare in block 0 every variable the sub-blocks name, and what the trainers send;
   3. one optimize sub-block per parameter block: sync with several trainers first sums the
-     trainers' gradient copies and scales by 1/trainers; GEO only adds the pushed delta;
+     trainers' gradient copies and scales by 1/trainers; GEO only adds the pushed delta; a norm
+     clip (sync) moves that average to the clip block, run at the send barrier, and the optimize
+     block starts by scaling the averaged gradient (ps_clip.py);
   4. a learning-rate schedule's ops (LRSched, not per parameter) go to one more sub-block, first of
      the optimize blocks as Paddle's lr_decay_block: the pserver runs it once per optimization round
      (sync: once per step), so its step counter advances as a single process's does; a
      paddle.optimizer.lr scheduler's rate, which the trainers send, gets a block that sets it (the
      trainers' mean in sync), fed like a gradient so that it runs before the optimizers;
   5. block 0's one op: listen_and_serv, naming the endpoint, Fanin (trainers), the mode, the optimize
-     blocks, the lr decay block and which received variable feeds which block.
+     blocks, the lr decay block, the clip block and which received variable feeds which block.
 
 `build_pserver_startup` keeps the startup's init ops of the variables this pserver holds. For a
 sliced variable a constant init is cut to the block's shape; a random one draws the whole variable
@@ -31,9 +33,10 @@ from dataclasses import dataclass
 from ..ir import FleetgraphError, OpRole, Program, get_op_def, verify
 from ..ir.errors import close_matches
 from ..ir.program import Block, Operator, Variable
+from .ps_clip import SCALE, SQUARES, append_scaled_grad, append_squares, declare_scale, is_clip_op
 from .ps_plan import GEO, DistPlan, ParamPlan, VarBlock
 from .ps_table import lazy_init_attrs, table_state_vars
-from .ps_trainer import SCHEDULED, delta_name, is_clip_op, scheduled_lr_names
+from .ps_trainer import SCHEDULED, delta_name, scale_name, scheduled_lr_names
 
 
 @dataclass(frozen=True)
@@ -62,6 +65,12 @@ def build_pserver_program(program: Program, plan: DistPlan, endpoint: str) -> Pr
     if scheduled is not None:
         optimize_blocks.append(scheduled[1])
         grad_to_block.append(f"{scheduled[0]}:{scheduled[1]}")
+    clip = plan.clip if plan.clip is not None and plan.clip.groups else None
+    clip_block, clipped_here = None, []
+    if clip is not None:
+        clip_block = pserver._create_block(0)
+        pserver._rollback()
+        declare_scale(root, clip, [scale_name(plan, t) for t in range(plan.trainers)])
     for p, b in plan.blocks_on(endpoint):
         ops, served = _block_ops(origin, plan, p, b)  # step 1
         for s in served:  # step 2
@@ -70,7 +79,13 @@ def build_pserver_program(program: Program, plan: DistPlan, endpoint: str) -> Pr
         for name in received:
             root.create_var(name, b.shape, p.dtype, type=origin.var_recursive(p.grad).type)
         sub = pserver._create_block(0)  # step 3
-        _append_merge(sub, plan, p, b, received)
+        clipped = clip.clipped_grad(p.param) if clip is not None else None
+        if clipped is not None:  # averaged in the clip block, scaled here
+            _append_merge(clip_block, plan, p, b, received)
+            clipped_here.append((p.param, _merged_grad(plan, p, b), p.sparse))
+            append_scaled_grad(sub, root, clip, p.param, _merged_grad(plan, p, b), _renamed_name(clipped, served))
+        else:
+            _append_merge(sub, plan, p, b, received)
         for op in ops:
             sub.append_op(op.type, _renamed(op.inputs, served), _renamed(op.outputs, served), op.attrs)
         pserver._rollback()
@@ -79,6 +94,8 @@ def build_pserver_program(program: Program, plan: DistPlan, endpoint: str) -> Pr
     if not optimize_blocks:  # a pserver that holds nothing: one empty optimize block, as Paddle's
         optimize_blocks.append(pserver._create_block(0).idx)
         pserver._rollback()
+    if clip_block is not None:
+        append_squares(clip_block, root, clip, clipped_here)
     root.append_op(
         "listen_and_serv",
         attrs={  # step 5
@@ -90,6 +107,8 @@ def build_pserver_program(program: Program, plan: DistPlan, endpoint: str) -> Pr
             "grad_to_block_id": grad_to_block,
             "lr_decay_block_id": -1 if lr_block is None else lr_block,
             "k_steps": plan.k_steps,
+            "clip_block_id": -1 if clip_block is None else clip_block.idx,
+            "clip_vars": [] if clip_block is None else [SQUARES, SCALE],
             "op_role": int(OpRole.RPC),
         },
     )
@@ -210,7 +229,7 @@ def _block_ops(origin: Block, plan: DistPlan, p: ParamPlan, b: VarBlock) -> tupl
         for op in origin.ops
         if op.attrs.get("op_role", 0) & OpRole.Optimize
         and op.attrs.get("op_role_var", [None])[0] == p.param
-        and not is_clip_op(op)  # the trainers clip
+        and not (is_clip_op(op) and not _clips_on_pserver(plan))
     ]
     served = {
         p.param: _Served(b.name, p.param, b.shape, b.split, b.offset, p.table),
@@ -230,6 +249,16 @@ def _block_ops(origin: Block, plan: DistPlan, p: ParamPlan, b: VarBlock) -> tupl
                     name in lazy,
                 )
     return ops, list(served.values())
+
+
+def _clips_on_pserver(plan: DistPlan) -> bool:
+    """By-value clipping runs as it is on the pservers in sync mode (a norm clip is rebuilt there, see
+    ps_clip.py); in the other modes the trainers clip, as Paddle's."""
+    return plan.clip is not None and plan.clip.kind == "value"
+
+
+def _renamed_name(name: str, served: list[_Served]) -> str:
+    return _renamed({"X": [name]}, served)["X"][0]
 
 
 def _merged_grad(plan: DistPlan, p: ParamPlan, b: VarBlock) -> str:

@@ -2,8 +2,9 @@
 
 Steps of `build_trainer_program`:
   1. clone the program and drop its optimize ops, which the pservers run (GEO keeps them: the
-     trainer updates a local copy); gradient clipping stays, as backward ops: a trainer clips its
-     own gradient and sends the clipped one;
+     trainer updates a local copy); async and half-async keep gradient clipping, as backward ops (a
+     trainer clips its own gradient and sends the clipped one, as Paddle's); sync mode clips the
+     averaged gradient on the pservers (ps_clip.py);
   2. in sync mode with several trainers, rename each gradient to this trainer's copy
      ('w@GRAD.trainer_0');
   3. right after each gradient's last producer, cut it into the plan's blocks (split_byref, or
@@ -12,7 +13,8 @@ Steps of `build_trainer_program`:
      (a table's send also takes its sparse gradient: the rows touched);
   4. a paddle.optimizer.lr scheduler's rate (the variable the executor sets each run) goes to every
      pserver with the step's first send, as 'learning_rate_0@SCHEDULED'; sync: one send_barrier
-     after the last send;
+     after the last send, and with a norm clip the scale it takes from the pservers' answers, sent
+     back to them (ps_clip.py, step 3);
   5. recv every parameter block but the tables' (GEO: the runtime pulls after pushing), then sync:
      fetch_barrier; an async step reads what a background thread last pulled, as Paddle's async
      communicator's receiving thread does (half-async's sends are added up by a background thread);
@@ -34,6 +36,7 @@ from __future__ import annotations
 
 from ..ir import OpRole, Program, verify
 from ..ir.program import Block
+from .ps_clip import SCALE, SQUARES, append_trainer_scale, is_clip_op
 from .ps_plan import ASYNC, GEO, HALF_ASYNC, DistPlan, ParamPlan
 from .ps_table import lazy_init_attrs, replace_lookups, table_state_vars
 
@@ -44,7 +47,7 @@ def build_trainer_program(program: Program, plan: DistPlan, trainer_id: int, *, 
     trainer = program.clone()
     block = trainer.global_block()
     if plan.mode != GEO:  # step 1
-        for op in block.ops:
+        for op in block.ops if not plan.sync else ():
             if is_clip_op(op):  # the trainer clips its own gradient before sending it, as Paddle's
                 op.attrs["op_role"] = int(OpRole.Backward)
         block.ops = [op for op in block.ops if not op.attrs.get("op_role", 0) & (OpRole.Optimize | OpRole.LRSched)]
@@ -60,7 +63,16 @@ def build_trainer_program(program: Program, plan: DistPlan, trainer_id: int, *, 
             grad = _rename_var(block, p.grad, p.blocks[0].grad_name(p.grad, suffix))
         _insert_send(block, plan, p, grad, trainer_id, runtime_split)  # step 3
     if plan.sync:  # step 4
-        block.append_op("send_barrier", attrs={"endpoints": plan.endpoints, "trainer_id": trainer_id, "op_role": RPC})
+        norm_clip = plan.clip is not None and plan.clip.groups
+        if norm_clip:  # what the pservers answer: each one's sums of squares, one per norm group
+            block.create_var(SQUARES, [len(plan.endpoints), len(plan.clip.groups)], "float32")
+        block.append_op(
+            "send_barrier",
+            outputs={"Out": [SQUARES]} if norm_clip else None,
+            attrs={"endpoints": plan.endpoints, "trainer_id": trainer_id, "op_role": RPC},
+        )
+        if norm_clip:
+            append_trainer_scale(block, plan.clip, plan.endpoints, scale_name(plan, trainer_id), trainer_id)
     if plan.mode != GEO:
         background = plan.mode == ASYNC
         append_recv_params(
@@ -182,12 +194,12 @@ def _insert_send(block: Block, plan: DistPlan, p: ParamPlan, grad: str, trainer_
 
 
 SCHEDULED = "@SCHEDULED"
-CLIP_SCOPE = "/gradient_clip/"
 
 
-def is_clip_op(op) -> bool:
-    """An op of grad_clip (Paddle's transpiler finds them by their name scope too)."""
-    return CLIP_SCOPE in op.attrs.get("op_namescope", "/")
+def scale_name(plan: DistPlan, trainer_id: int) -> str:
+    """The name under which a trainer sends the clip scale: its own copy in sync with several."""
+    suffix = plan.grad_suffix_trainer(trainer_id)
+    return SCALE if suffix is None else f"{SCALE}.trainer_{suffix}"
 
 
 def scheduled_lr_names(plan: DistPlan, lr: str) -> list[str]:

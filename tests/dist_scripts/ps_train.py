@@ -24,6 +24,7 @@ from fleetgraph.transpiler import DistributeTranspiler, DistributeTranspilerConf
 OPTIMIZERS = {
     "sgd": lambda: paddle.optimizer.SGD(0.05),
     "adam": lambda: paddle.optimizer.Adam(0.01),
+    "sgd_clip": lambda: paddle.optimizer.SGD(0.05, grad_clip=paddle.nn.ClipGradByGlobalNorm(0.05)),
     "rmsprop": lambda: paddle.optimizer.RMSProp(0.01, momentum=0.5, centered=True),
     "adamax": lambda: paddle.optimizer.Adamax(0.01),
     "lamb": lambda: paddle.optimizer.Lamb(0.01),
@@ -36,6 +37,14 @@ OPTIMIZERS = {
     "momentum_decay_clip": lambda: paddle.optimizer.Momentum(
         paddle.fluid.layers.exponential_decay(0.05, 5, 0.7), grad_clip=paddle.nn.ClipGradByGlobalNorm(0.5)
     ),
+    "momentum_decay": lambda: paddle.optimizer.Momentum(paddle.fluid.layers.exponential_decay(0.05, 5, 0.7)),
+    "sgd_scheduler_clip_norm": lambda: paddle.optimizer.SGD(
+        paddle.optimizer.lr.StepDecay(0.1, step_size=3, gamma=0.5), grad_clip=paddle.nn.ClipGradByNorm(0.3)
+    ),
+    "adam_decay_clip_value": lambda: paddle.fluid.optimizer.Adam(
+        paddle.fluid.layers.exponential_decay(0.01, 5, 0.7), grad_clip=paddle.fluid.clip.GradientClipByValue(0.02)
+    ),
+    "adam_decay": lambda: paddle.fluid.optimizer.Adam(paddle.fluid.layers.exponential_decay(0.01, 5, 0.7)),
     "adam_warmup": lambda: paddle.fluid.optimizer.Adam(
         paddle.fluid.layers.linear_lr_warmup(paddle.fluid.layers.cosine_decay(0.01, 2, 10), 4, 0.0, 0.01)
     ),

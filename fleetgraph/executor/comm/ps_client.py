@@ -451,8 +451,21 @@ class PSClient:
             out[lo:hi] = rows
         return out
 
-    def send_barrier(self, endpoints: list[str], trainer_id: int) -> None:
-        self._barrier("send_barrier", Kind.SEND_BARRIER, endpoints, trainer_id)
+    def send_barrier(self, endpoints: list[str], trainer_id: int) -> list[np.ndarray]:
+        """Wait until every pserver has every live trainer's gradients of the step. With a norm clip
+        each pserver answers its sums of squares (one per norm group): returned as one
+        [pservers, groups] array, the op's output; otherwise nothing."""
+        answers = self._barrier("send_barrier", Kind.SEND_BARRIER, endpoints, trainer_id)
+        values = [a.value for a in answers]
+        if all(v is None for v in values):
+            return []
+        if any(not isinstance(v, np.ndarray) or v.shape != values[0].shape for v in values):
+            shapes = [None if v is None else list(np.shape(v)) for v in values]
+            raise FleetgraphError(
+                f"send_barrier: the pservers {endpoints} answered sums of squares shaped {shapes}; "
+                "expected one array of one shape from each"
+            )
+        return [np.stack(values)]
 
     def fetch_barrier(self, endpoints: list[str], trainer_id: int) -> None:
         """The first one (the startup program's) waits until every trainer has its first parameters;
@@ -490,9 +503,9 @@ class PSClient:
         parts = unpack_arrays(answer.value)
         return {int(s): unpack_arrays(part) for s, part in zip(parts[0], parts[1:])}
 
-    def _barrier(self, what: str, kind: Kind, endpoints: list[str], trainer_id: int) -> None:
+    def _barrier(self, what: str, kind: Kind, endpoints: list[str], trainer_id: int) -> list:
         self._note(endpoints, trainer_id)
-        self.connections.request(
+        return self.connections.request(
             f"{what} of trainer {trainer_id}", [(ep, kind, "", None) for ep in endpoints], trainer_id
         )
 

@@ -1,14 +1,17 @@
 """The pserver loop behind `listen_and_serv`: receive gradient blocks, run their optimize blocks,
 answer parameter fetches, and return once every trainer has said it is done.
 
-Sync mode: gradients wait until every live trainer has reached the send barrier; then the barrier
-is answered and the step is prepared, and every optimize block runs once at the next message from
-any trainer (which a trainer sends only after every pserver answered its barrier: so the pservers
-of a job apply a step all or none, whenever a trainer dies). A trainer's first fetch barrier (its startup
-program ends with one) waits until every live trainer has its first parameters, in every mode, so
-that no trainer trains alone before the others start; later fetch barriers are answered at once:
-the parameters change only when every trainer reached the next send barrier, and each trainer's
-gradient is kept apart, so a trainer running ahead cannot change what a slower one fetches.
+Sync mode: gradients wait until every live trainer has reached the send barrier; then the step is
+prepared (with a norm clip, the clip block averages the gradients and sums their squares, which the
+barrier's answer carries) and the barrier answered, and every optimize block runs once at the next
+message from any trainer (which a trainer sends only after every pserver answered its barrier: so
+the pservers of a job apply a step all or none, whenever a trainer dies; with a norm clip, that
+message is the clip scale the trainer put together from every pserver's answer). A trainer's first
+fetch barrier (its startup program ends with one) waits until every live trainer has its first
+parameters, in every mode, so that no trainer trains alone before the others start; later fetch
+barriers are answered at once: the parameters change only when every trainer reached the next send
+barrier, and each trainer's gradient is kept apart, so a trainer running ahead cannot change what a
+slower one fetches.
 A trainer that said it is done no longer counts at the barriers: its gradient copy is replaced by
 the mean of the live trainers' copies, so the block's sum and 1/trainers scale average over the
 trainers still training. Async, half-async and GEO: a received variable's optimize block runs on
@@ -48,6 +51,8 @@ class PServer:
         optimize_blocks: list[int],
         grad_to_block_id: list[str],
         lr_decay_block_id: int = -1,
+        clip_block_id: int = -1,
+        clip_vars: list[str] = (),
     ) -> None:
         self.context, self.ctx, self.endpoint = context, ctx, endpoint
         self.fanin, self.mode = int(fanin), int(mode)
@@ -56,6 +61,8 @@ class PServer:
             name, _, idx = entry.rpartition(":")
             self.block_of[name] = int(idx)
         self.lr_block = lr_decay_block_id if lr_decay_block_id >= 0 else None
+        self.clip_block = clip_block_id if clip_block_id >= 0 else None
+        self.clip_squares, self.clip_scale = clip_vars if self.clip_block is not None else (None, None)
         self.vars = ctx.program.global_block().vars
         self.env = ctx.env
         self.live = set(range(self.fanin))
@@ -129,7 +136,11 @@ class PServer:
             return
         self.last_message = time.monotonic()
         if self.prepared and msg.kind != Kind.SEND_BARRIER:
-            self._commit()
+            try:
+                self._commit(msg, batch)
+            except _Refused as e:
+                self._refuse(identity, msg, str(e))
+                return
         if batch is not None:
             self._on_batch(identity, msg, batch)
             return
@@ -295,13 +306,17 @@ class PServer:
                 continue
             if kind == Kind.FETCH_BARRIER:
                 self.started |= set(waiting)
+            squares = None
             if kind == Kind.SEND_BARRIER:
+                squares = self._prepare()
                 self.prepared = True  # applied at the next message: see _commit
             senders = sorted(waiting)
             for receiver, (identity, seq, _) in waiting.items():
                 if kind == Kind.WORKER_EXCHANGE:
                     got = [np.asarray(senders, dtype=np.int64)] + [waiting[s][2][receiver] for s in senders]
                     self._reply(identity, encode(Kind.VAR, value=pack_arrays(got), seq=seq))
+                elif squares is not None:
+                    self._reply(identity, encode(Kind.VAR, self.clip_squares, squares, seq=seq))
                 else:
                     self._reply(identity, encode(Kind.ACK, seq=seq))
             waiting.clear()
@@ -341,24 +356,42 @@ class PServer:
         if self.lr_block is not None and (sync or self.mode != SYNC):
             self.ctx.run_block(self.lr_block)
 
-    def _commit(self) -> None:
-        """Apply the prepared sync step. A trainer sends anything after its send barrier only once
-        every pserver has answered it, and a pserver answers only with every live trainer's
-        gradients in: so the first later message from any trainer proves that every pserver can
-        apply this step, and a trainer that dies between its barriers to two pservers leaves all of
-        them on the same step (none applies it)."""
-        self.prepared = False
-        self._optimize_sync()
-
-    def _optimize_sync(self) -> None:
-        self._step_schedule(sync=True)
-        for merged, block in self.block_of.items():
-            if self.fanin > 1:
+    def _prepare(self) -> np.ndarray | None:
+        """Every live trainer's gradients of the step are in: a trainer that is done counts as the
+        live trainers' mean; with a norm clip, the clip block averages the clipped gradients and
+        returns their sums of squares (the send barrier's answer)."""
+        if self.fanin > 1:
+            for merged in self.block_of:
                 copies = [f"{merged}.trainer_{t}" for t in range(self.fanin)]
                 live = [self.env[c] for t, c in enumerate(copies) if t in self.live]
                 for t, c in enumerate(copies):
                     if t not in self.live:
                         self.env[c] = _mean(live)
+        if self.clip_block is None:
+            return None
+        self.ctx.run_block(self.clip_block)
+        return np.asarray(self.env[self.clip_squares])
+
+    def _commit(self, msg: Message, batch: list[Message] | None) -> None:
+        """Apply the prepared sync step. A trainer sends anything after its send barrier only once
+        every pserver has answered it, and a pserver answers only with every live trainer's
+        gradients in: so the first later message from any trainer proves that every pserver can
+        apply this step, and a trainer that dies between its barriers to two pservers leaves all of
+        them on the same step (none applies it). With a norm clip that message is the clip scale,
+        which every trainer puts together alike from all the pservers' answers."""
+        if self.clip_scale is not None:
+            name = self.clip_scale if self.fanin == 1 else f"{self.clip_scale}.trainer_{msg.sender}"
+            scale = [m for m in (batch or [msg]) if m.kind == Kind.SEND and m.name == name]
+            if not scale:
+                raise _Refused(f"the step prepared at the send barrier waits for {name!r}; expected it first")
+            _check_value(self.vars[name], scale[0])
+            self.env[self.clip_scale] = scale[0].value
+        self.prepared = False
+        self._optimize_sync()
+
+    def _optimize_sync(self) -> None:
+        self._step_schedule(sync=True)
+        for block in self.block_of.values():
             self.ctx.run_block(block)
         self.received.clear()
         self.steps += 1
