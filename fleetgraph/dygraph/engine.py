@@ -94,14 +94,22 @@ class Node:
 
 
 def merged_attrs(s: _Spec, attrs: dict | None) -> dict:
+    """The op's default attrs with `attrs` over them (the defaults themselves when `attrs` only
+    repeats them, as layer functions mostly do); an attr the op does not declare is an error."""
     if not attrs:
         return s.attrs
-    for k in attrs:
-        if k not in s.attrs and k not in COMMON_ATTRS:
+    base, same = s.attrs, True
+    for k, v in attrs.items():
+        if k in base:
+            if same and base[k] != v:
+                same = False
+        elif k not in COMMON_ATTRS:
             from ..ir.errors import unknown
 
-            raise unknown("attr", k, list(s.attrs), where=s.type)
-    return {**s.attrs, **{k: v for k, v in attrs.items() if k in s.attrs}}
+            raise unknown("attr", k, list(base), where=s.type)
+    if same:
+        return base
+    return {**base, **{k: v for k, v in attrs.items() if k in base}}
 
 
 def run_kernel(s: _Spec, args: list, attrs: dict, out_names: dict, rng_key: str, complete: bool = False):
@@ -181,7 +189,22 @@ def run_op(type: str, inputs: dict, outputs: dict, attrs: dict | None = None) ->
     return outputs
 
 
-def run_simple(type: str, tensors: tuple, attrs: dict | None = None):
+def try_simple(type: str, inputs: dict, attrs: dict | None):
+    """apply_op's first try: the output of run_simple when `inputs` (slot -> [one value]) are Tensors
+    filling exactly the op's slots; None otherwise (static inputs, lists, other shapes)."""
+    s = _SPECS.get(type) or spec(type)
+    if not s.simple or len(inputs) != len(s.ins):
+        return None
+    tensors = []
+    for slot, _ in s.ins:
+        vs = inputs.get(slot)
+        if vs.__class__ is not list or len(vs) != 1 or not isinstance(vs[0], Tensor):
+            return None
+        tensors.append(vs[0])
+    return run_simple(type, tensors, attrs)
+
+
+def run_simple(type: str, tensors, attrs: dict | None = None):
     """`run_op` for the common shape, kept short: one Tensor per input slot (in the op's slot order),
     one output, no randomness; the output Tensor is returned (None: not that shape, use run_op)."""
     s = _SPECS.get(type) or spec(type)

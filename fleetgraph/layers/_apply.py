@@ -20,12 +20,12 @@ def apply_op(
 ) -> Variable:
     """Append `op_type` with a fresh output variable in `out_slot` (plus `extra_outputs` slots) and
     return the output; on Tensor inputs (or none, in dynamic mode) the op runs at once instead."""
+    if inputs and not extra_outputs and out_slot == "Out":
+        out = engine.try_simple(op_type, inputs, attrs)
+        if out is not None:
+            return out
     ins = dispatch.eager_inputs(op_type, inputs) if inputs else ({} if mode.eager_by_default() else None)
     if ins is not None:
-        if not extra_outputs and out_slot == "Out" and all(len(v) == 1 for v in ins.values()):
-            s = engine.spec(op_type)
-            if s.simple and len(ins) == len(s.ins) and all(slot in ins for slot, _ in s.ins):
-                return engine.run_simple(op_type, tuple(ins[slot][0] for slot, _ in s.ins), attrs)
         out = Tensor(dtype=dtype)
         outputs = {out_slot: [out]}
         for slot in extra_outputs:
