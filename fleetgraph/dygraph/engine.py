@@ -192,6 +192,9 @@ def run_op(type: str, inputs: dict, outputs: dict, attrs: dict | None = None) ->
 def try_simple(type: str, inputs: dict, attrs: dict | None):
     """apply_op's first try: the output of run_simple when `inputs` (slot -> [one value]) are Tensors
     filling exactly the op's slots; None otherwise (static inputs, lists, other shapes)."""
+    first = next(iter(inputs.values()))
+    if first.__class__ is not list or not first or not isinstance(first[0], Tensor):
+        return None  # a static op (which may have no kernel at all): nothing to try
     s = _SPECS.get(type) or spec(type)
     if not s.simple or len(inputs) != len(s.ins):
         return None
