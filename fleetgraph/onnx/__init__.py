@@ -1,0 +1,8 @@
+"""ONNX in and out: `export` writes an inference program as an ONNX model, `load` reads one as a Program."""
+
+from __future__ import annotations
+
+from .export import export
+from .load import load
+
+__all__ = ["export", "load"]

@@ -1,0 +1,120 @@
+"""Export an inference program as an ONNX model: one rule per op type, parameters as initializers.
+
+Steps:
+  1. prune the program to the feeds and fetches (forward ops, test mode);
+  2. declare the feeds as graph inputs, every dim known only at run time symbolic (dim 0: "batch"),
+     and for a feed with one LoD level an int64 input `<feed>@LOD` holding its offsets;
+  3. take the persistable variables the ops read as initializers, valued from the scope;
+  4. translate each op with its rule (EXPORTERS), carrying LoD offsets to the ops' LoD outputs;
+  5. declare the fetches as graph outputs and build the model at the opset asked for.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper
+
+from ..ir import FleetgraphError, Program
+from ..ir.program import Variable
+from ..ir.prune import prune_for_inference
+from . import to_onnx_math, to_onnx_nn, to_onnx_tensor  # noqa: F401  (they fill EXPORTERS)
+from .emitter import EXPORTERS, OPSET, Emitter, UnsupportedOp, onnx_dtype
+
+LOD_SUFFIX = "@LOD"
+IR_VERSION = 10  # what onnxruntime releases of the last two years read
+
+
+def export(program: Program, feed_names, fetch_vars, scope=None, path=None, opset: int | None = None) -> onnx.ModelProto:
+    """The inference part of `program` (from `feed_names` to `fetch_vars`) as an ONNX model, with
+    the parameters' values from `scope` (the global scope by default); written to `path` if given."""
+    opset = OPSET if opset is None else int(opset)
+    if not OPSET <= opset <= onnx.defs.onnx_opset_version():
+        raise FleetgraphError(
+            f"onnx export: opset {opset}; expected {OPSET} to {onnx.defs.onnx_opset_version()} "
+            "(the rules use Reduce* with axes as inputs and ScatterND's reductions)"
+        )
+    feeds = [getattr(v, "name", v) for v in ([feed_names] if isinstance(feed_names, str) else feed_names)]
+    fetches = [getattr(v, "name", v) for v in (fetch_vars if isinstance(fetch_vars, (list, tuple)) else [fetch_vars])]
+    pruned = prune_for_inference(program, feeds, fetches)  # step 1
+    block = pruned.global_block()
+    e = Emitter(block)
+    inputs = [_value_info(block.var(n), n) for n in feeds]  # step 2
+    for name in feeds:
+        if block.var(name).lod_level:
+            e.lods[name] = name + LOD_SUFFIX
+    e.initializers += _initializers(block, feeds, _scope(scope))  # step 3
+    for i, op in enumerate(block.ops):  # step 4
+        rule = EXPORTERS.get(op.type)
+        if rule is None:
+            raise FleetgraphError(
+                f"onnx export: op {op.type} (index {i} of block 0) has no ONNX mapping; "
+                f"expected one of {', '.join(sorted(EXPORTERS))}"
+            )
+        try:
+            rule(e, op)
+        except UnsupportedOp as err:
+            raise FleetgraphError(f"onnx export: op {op.type} (index {i} of block 0): {err}") from None
+        _carry_lod(e, op)
+    read = {n for node in e.nodes for n in node.input}
+    for name in feeds:  # a LoD is an input only where some op reads it (sequence_pool)
+        if e.lods.get(name) in read:
+            if block.var(name).lod_level > 1:
+                raise FleetgraphError(f"onnx export: feed {name!r} has {block.var(name).lod_level} LoD levels; expected 1")
+            inputs.append(helper.make_tensor_value_info(e.lods[name], onnx.TensorProto.INT64, [name + "_sequences+1"]))
+    outputs = [_value_info(block.var(n), n) for n in fetches]  # step 5
+    graph = helper.make_graph(e.nodes, "fleetgraph", inputs, outputs, initializer=e.initializers)
+    model = helper.make_model(
+        graph, opset_imports=[helper.make_opsetid("", opset)], producer_name="fleetgraph", ir_version=IR_VERSION
+    )
+    if path is not None:
+        onnx.save(model, str(path))
+    return model
+
+
+def _scope(scope):
+    if scope is not None:
+        return scope
+    from ..executor import global_scope  # the values only; the executor is never run from here
+
+    return global_scope()
+
+
+def _dims(var: Variable) -> list:
+    return [("batch" if i == 0 else f"{var.name}_dim{i}") if d < 0 else d for i, d in enumerate(var.shape)]
+
+
+def _value_info(var: Variable, name: str):
+    dims = _dims(var)
+    if var.lod_level:  # rows of all sequences, not one a sample
+        dims[0] = f"{var.name}_rows" if var.shape and var.shape[0] < 0 else dims[0]
+    return helper.make_tensor_value_info(name, onnx_dtype(var.dtype), dims)
+
+
+def _initializers(block, feeds, scope) -> list:
+    """Persistable variables some op reads before any op writes them."""
+    written, out = set(feeds), []
+    for op in block.ops:
+        for name in op.input_arg_names:
+            var = block.var_recursive(name)
+            if name in written or not var.persistable:
+                continue
+            written.add(name)
+            value = scope.vars.get(name)
+            if value is None:
+                raise FleetgraphError(f"onnx export: parameter {name!r} has no value in the scope; run the startup program first")
+            array = np.asarray(getattr(value, "data", value) if hasattr(value, "levels") else value)
+            out.append(numpy_helper.from_array(array.astype(var.dtype, copy=False), name))
+        written.update(op.output_arg_names)
+    return out
+
+
+def _carry_lod(e: Emitter, op) -> None:
+    """An output with a LoD level takes the LoD of the op's first input that has one (the registry's
+    rule for kernels that do not see LoD)."""
+    source = next((e.lods[n] for n in op.input_arg_names if n in e.lods), None)
+    if source is None:
+        return
+    for name in op.output_arg_names:
+        if e.var(name).lod_level > 0:
+            e.lods[name] = source

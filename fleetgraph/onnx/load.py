@@ -1,0 +1,97 @@
+"""Read an ONNX model as a Program over fleetgraph's ops.
+
+Steps:
+  1. read the model (a path, bytes or a ModelProto) and its default-domain opset;
+  2. take initializers and Constant nodes as constant values;
+  3. declare each graph input that is no initializer as a data variable, dims known only at run
+     time as -1;
+  4. translate each node with its rule (IMPORTERS), appending ops to the program's global block
+     (shape inference runs as each op is appended);
+  5. put the constants that became variables in a Scope (the startup values).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper
+
+from ..ir import FleetgraphError, Program
+from . import from_onnx  # noqa: F401  (fills IMPORTERS)
+from .builder import IMPORTERS, Builder, Unsupported, node_attrs
+
+
+def load(path_or_model):
+    """Returns (program, scope with the parameters' values, feed names, fetch names)."""
+    model = _read(path_or_model)  # step 1
+    opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), None)
+    if opset is None:
+        raise FleetgraphError("onnx load: the model imports no default-domain opset; expected ai.onnx")
+    graph = model.graph
+    consts = {t.name: numpy_helper.to_array(t) for t in graph.initializer}  # step 2
+    program = Program()
+    b = Builder(program, consts, opset)
+    feeds = [v for v in graph.input if v.name not in consts]
+    for v in feeds:  # step 3
+        _declare_input(program, v)
+    for i, node in enumerate(graph.node):  # step 4
+        if node.domain not in ("", "ai.onnx"):
+            raise FleetgraphError(f"onnx load: node {i} ({node.op_type}) is in domain {node.domain!r}; expected ai.onnx")
+        attrs = node_attrs(node)
+        if node.op_type == "Constant":
+            consts[node.output[0]] = _constant_value(node, attrs, i)
+            continue
+        rule = IMPORTERS.get(node.op_type)
+        if rule is None:
+            raise FleetgraphError(
+                f"onnx load: node {i} ({node.op_type} {node.name!r}) has no fleetgraph mapping; "
+                f"expected one of {', '.join(sorted(IMPORTERS))}"
+            )
+        try:
+            rule(b, node, attrs)
+        except (Unsupported, FleetgraphError) as err:
+            raise FleetgraphError(f"onnx load: node {i} ({node.op_type} {node.name!r}): {err}") from None
+    fetches = [v.name for v in graph.output]
+    for name in fetches:
+        b.var(name)  # an output that is a constant becomes a variable too
+    return program, _scope(b.values), [v.name for v in feeds], fetches  # step 5
+
+
+def _read(path_or_model) -> onnx.ModelProto:
+    if isinstance(path_or_model, onnx.ModelProto):
+        return path_or_model
+    if isinstance(path_or_model, (bytes, bytearray)):
+        return onnx.load_from_string(bytes(path_or_model))
+    try:
+        return onnx.load(str(path_or_model))
+    except Exception as err:  # protobuf's DecodeError and OSError alike
+        raise FleetgraphError(f"onnx load {path_or_model}: not a readable ONNX model ({err})") from None
+
+
+def _declare_input(program: Program, value_info) -> None:
+    tensor = value_info.type.tensor_type
+    if not value_info.type.HasField("tensor_type"):
+        raise FleetgraphError(f"onnx load: input {value_info.name!r} is not a tensor; expected a tensor input")
+    dims = [d.dim_value if d.HasField("dim_value") else -1 for d in tensor.shape.dim]
+    dtype = str(helper.tensor_dtype_to_np_dtype(tensor.elem_type))
+    program.global_block().create_var(
+        value_info.name, dims, dtype, is_data=True, stop_gradient=True, need_check_feed=True
+    )
+
+
+def _constant_value(node, attrs, i) -> np.ndarray:
+    for key in ("value", "value_float", "value_floats", "value_int", "value_ints"):
+        if key in attrs:
+            value = attrs[key]
+            if key == "value":
+                return numpy_helper.to_array(value)
+            return np.asarray(value, dtype=np.float32 if "float" in key else np.int64)
+    raise FleetgraphError(f"onnx load: node {i} (Constant): attributes {sorted(attrs)}; expected value, value_float(s) or value_int(s)")
+
+
+def _scope(values: dict):
+    from ..executor.scope import Scope  # the values' container only; nothing is run from here
+
+    scope = Scope()
+    scope.vars.update({name: np.array(value) for name, value in values.items()})
+    return scope

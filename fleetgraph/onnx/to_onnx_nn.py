@@ -1,0 +1,158 @@
+"""Export rules of the layer ops: conv2d, pool2d, batch_norm, dropout, embeddings, top_k, sequence_pool."""
+
+from __future__ import annotations
+
+import numpy as np
+from onnx import numpy_helper
+
+from .emitter import Emitter, UnsupportedOp, exports, onnx_dtype
+
+
+def _onnx_pads(paddings) -> list[int]:
+    """Paddle's [h, w] or [top, bottom, left, right] as ONNX's [top, left, bottom, right]."""
+    p = [int(v) for v in paddings]
+    top, bottom, left, right = (p[0], p[0], p[1], p[1]) if len(p) == 2 else p
+    return [top, left, bottom, right]
+
+
+def _window_attrs(op) -> dict:
+    algorithm = op.attr("padding_algorithm")
+    if op.attr("data_format") not in ("NCHW", "AnyLayout"):
+        raise UnsupportedOp(f"data_format {op.attr('data_format')!r}; expected NCHW")
+    if algorithm == "SAME":  # TensorFlow's SAME puts the odd pad at the end: ONNX's SAME_UPPER
+        return {"auto_pad": "SAME_UPPER"}
+    if algorithm == "VALID":
+        return {"pads": [0, 0, 0, 0]}
+    return {"pads": _onnx_pads(op.attr("paddings"))}
+
+
+@exports("conv2d")
+def _conv2d(e: Emitter, op) -> None:
+    attrs = _window_attrs(op)
+    if "auto_pad" not in attrs:
+        attrs["dilations"] = list(op.attr("dilations"))
+    e.node(
+        "Conv",
+        [e.x(op, "Input"), e.x(op, "Filter")],
+        e.out(op, "Output"),
+        strides=list(op.attr("strides")),
+        group=op.attr("groups"),
+        **attrs,
+    )
+
+
+@exports("pool2d")
+def _pool2d(e: Emitter, op) -> None:
+    x, out, is_max = e.x(op, "X"), e.out(op, "Out"), op.attr("pooling_type") == "max"
+    ksize, strides = list(op.attr("ksize")), list(op.attr("strides"))
+    if op.attr("adaptive") and not op.attr("global_pooling"):
+        hw = e.shape(x)[2:]
+        if ksize != [1, 1] and not all(n > 0 and n % o == 0 for n, o in zip(hw, ksize)):
+            raise UnsupportedOp(f"adaptive pooling to {ksize} of X '{x}' {list(e.shape(x))}: expected even windows")
+        if ksize != [1, 1]:  # even windows: a plain pooling, as the kernel runs it
+            ksize = strides = [n // o for n, o in zip(hw, ksize)]
+            e.node("MaxPool" if is_max else "AveragePool", [x], out, kernel_shape=ksize, strides=strides)
+            return
+    if op.attr("global_pooling") or op.attr("adaptive"):
+        e.node("GlobalMaxPool" if is_max else "GlobalAveragePool", [x], out)
+        return
+    attrs = dict(_window_attrs(op), kernel_shape=ksize, strides=strides, ceil_mode=int(op.attr("ceil_mode")))
+    if not is_max:
+        attrs["count_include_pad"] = 0 if op.attr("exclusive") else 1
+    e.node("MaxPool" if is_max else "AveragePool", [x], out, **attrs)
+
+
+@exports("batch_norm")
+def _batch_norm(e: Emitter, op) -> None:
+    if not (op.attr("use_global_stats") or (op.attr("is_test") and not op.attr("trainable_statistics"))):
+        raise UnsupportedOp("training mode (batch statistics); expected is_test (prune or clone(for_test=True))")
+    if op.attr("data_layout") not in ("NCHW", "AnyLayout"):
+        raise UnsupportedOp(f"data_layout {op.attr('data_layout')!r}; expected NCHW")
+    inputs = [e.x(op, s) for s in ("X", "Scale", "Bias", "Mean", "Variance")]
+    e.node("BatchNormalization", inputs, e.out(op, "Y"), epsilon=op.attr("epsilon"))
+    for slot, src in (("MeanOut", "Mean"), ("VarianceOut", "Variance")):  # in test mode: the running stats
+        if e.has_out(op, slot) and e.out(op, slot) != e.x(op, src):
+            e.node("Identity", [e.x(op, src)], e.out(op, slot))
+
+
+@exports("dropout")
+def _dropout(e: Emitter, op) -> None:
+    if not op.attr("is_test"):
+        raise UnsupportedOp("training mode (a random mask); expected is_test (prune or clone(for_test=True))")
+    x, out = e.x(op, "X"), e.out(op, "Out")
+    if op.attr("dropout_implementation") == "upscale_in_train":
+        e.node("Identity", [x], out)
+    else:
+        e.node("Mul", [x, e.scalar(1.0 - op.attr("dropout_prob"), x)], out)
+
+
+@exports("lookup_table", "lookup_table_v2")
+def _lookup_table(e: Emitter, op) -> None:
+    if op.attr("is_distributed"):
+        raise UnsupportedOp("a distributed table lives on the pservers; expected a local embedding")
+    w, ids = e.x(op, "W"), e.x(op, "Ids")
+    if op.type == "lookup_table":  # ids [..., 1]
+        ids = e.node("Squeeze", [ids, e.const([-1])])
+    pad = op.attr("padding_idx")
+    if pad == -1:
+        e.node("Gather", [w, ids], e.out(op, "Out"), axis=0)
+        return
+    rows = e.node("Gather", [w, ids], axis=0)
+    keep = e.node("Not", [e.node("Equal", [ids, e.const(np.asarray(pad, dtype=e.dtype(e.x(op, "Ids"))))])])
+    keep = e.node("Unsqueeze", [e.node("Cast", [keep], to=onnx_dtype(e.dtype(w))), e.const([-1])])
+    e.node("Mul", [rows, keep], e.out(op, "Out"))
+
+
+@exports("top_k", "top_k_v2")
+def _top_k(e: Emitter, op) -> None:
+    axis = op.attr("axis") if op.type == "top_k_v2" else -1
+    largest = int(op.attr("largest")) if op.type == "top_k_v2" else 1
+    indices = e.out(op, "Indices") if e.has_out(op, "Indices") else e.fresh("indices")
+    e.node(
+        "TopK",
+        [e.x(op, "X"), e.const([op.attr("k")])],
+        [e.out(op, "Out"), indices],
+        axis=axis,
+        largest=largest,
+        sorted=1,
+    )
+
+
+@exports("sequence_pool")
+def _sequence_pool(e: Emitter, op) -> None:
+    """Pools the rows of each sequence with the LoD offsets carried beside X (an extra graph input
+    `<feed>@LOD`): a row's sequence is the number of sequence ends at or before it, and ScatterND
+    adds (or takes the max of) the rows into their sequence. An empty sequence gives pad_value."""
+    x, offsets, kind = e.x(op, "X"), e.lod(op, "X"), op.attr("pooltype")
+    rows = e.node("Shape", [x], start=0, end=1)
+    starts = e.node("Slice", [offsets, e.const([0]), e.const([-1])])
+    ends = e.node("Slice", [offsets, e.const([1]), e.const([2**62])])
+    lengths = e.node("Sub", [ends, starts])
+    count = e.node("Shape", [lengths])
+    zero, one = e.const(0), e.const(1)
+    if kind in ("FIRST", "LAST"):
+        last_row = e.node("Sub", [e.node("Squeeze", [rows]), one])
+        at = starts if kind == "FIRST" else e.node("Sub", [ends, e.const([1])])
+        pooled = e.node("Gather", [x, e.node("Clip", [at, zero, last_row])], axis=0)
+    else:
+        row_ids = e.node("Range", [zero, e.node("Squeeze", [rows]), one])
+        ended = e.node("GreaterOrEqual", [e.node("Unsqueeze", [row_ids, e.const([1])]), e.node("Unsqueeze", [ends, e.const([0])])])
+        seq_of_row = e.node("ReduceSum", [e.node("Cast", [ended], to=7), e.const([1])], keepdims=1)  # [rows, 1]
+        tail = e.node("Shape", [x], start=1)
+        init = -np.finfo(np.dtype(e.dtype(x))).max if kind == "MAX" else 0.0
+        base = e.node("Expand", [e.scalar(init, x), e.node("Concat", [count, tail], axis=0)])
+        reduction = "max" if kind == "MAX" else "add"
+        pooled = e.node("ScatterND", [base, seq_of_row, x], reduction=reduction)
+        if kind in ("AVERAGE", "SQRT"):
+            n = e.node("Cast", [e.node("Max", [lengths, e.const([1])])], to=onnx_dtype(e.dtype(x)))
+            n = e.node("Sqrt", [n]) if kind == "SQRT" else n
+            shape = e.node("Concat", [count, e.node("ConstantOfShape", [e.node("Shape", [tail])], value=_one64())], axis=0)
+            pooled = e.node("Div", [pooled, e.node("Reshape", [n, shape])])
+    tail_rank = len(e.shape(x)) - 1
+    nonempty = e.node("Greater", [lengths, e.const([0])])
+    nonempty = e.node("Unsqueeze", [nonempty, e.const(list(range(1, 1 + tail_rank)))]) if tail_rank else nonempty
+    e.node("Where", [nonempty, pooled, e.scalar(op.attr("pad_value"), x)], e.out(op, "Out"))
+
+
+def _one64():
+    return numpy_helper.from_array(np.ones(1, np.int64))
