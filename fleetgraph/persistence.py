@@ -19,6 +19,7 @@ from .transpiler.distribute_transpiler import transpiler_of
 
 PARAMS_FILE = "persistables.npz"
 MODEL_FILE = "model.json"
+ONNX_FILE = "model.onnx"
 
 
 def _persistables(program: Program) -> list[Variable]:
@@ -143,10 +144,16 @@ def save_inference_model(
     params_filename=None,
     export_for_deployment=True,
     program_only=False,
+    format="json",
 ) -> list[str]:
-    """Prune the program to the feeds and targets, then write it (JSON) and its parameters (.npz)."""
+    """Prune the program to the feeds and targets, then write it (JSON) and its parameters (.npz);
+    `format="onnx"`: one ONNX model (model_filename, default model.onnx) holding both."""
     program = main_program or default_main_program()
     feeds, fetches = _names(feeded_var_names), _names(target_vars)
+    if format == "onnx":
+        return _save_onnx(dirname, feeds, fetches, executor, program, model_filename, export_for_deployment)
+    if format != "json":
+        raise FleetgraphError(f"save_inference_model: format {format!r}; expected 'json' or 'onnx'")
     pruned = prune_for_inference(program, feeds, fetches)
     os.makedirs(dirname, exist_ok=True)
     model = {"program": program_to_dict(pruned), "feed_names": feeds, "fetch_names": fetches}
@@ -155,6 +162,16 @@ def save_inference_model(
         f.write("\n")
     if not program_only:
         save_persistables(executor, dirname, pruned, params_filename)
+    return fetches
+
+
+def _save_onnx(dirname, feeds, fetches, executor, program, model_filename, export_for_deployment) -> list[str]:
+    from .onnx import export
+
+    if not export_for_deployment:
+        raise FleetgraphError("save_inference_model: format 'onnx' is a deployment model; expected export_for_deployment=True")
+    os.makedirs(dirname, exist_ok=True)
+    export(program, feeds, fetches, scope=_scope_of(executor), path=os.path.join(dirname, model_filename or ONNX_FILE))
     return fetches
 
 
@@ -174,7 +191,8 @@ def load_inference_model(dirname, executor, model_filename=None, params_filename
 # -- paddle.static spellings: one path prefix instead of a directory ------------------------------
 
 
-def static_save_inference_model(path_prefix, feed_vars, fetch_vars, executor, program=None, **kwargs):
+def static_save_inference_model(path_prefix, feed_vars, fetch_vars, executor, program=None, format="json", **kwargs):
+    """`paddle.static.save_inference_model`: path_prefix.json and .npz, or (format="onnx") path_prefix.onnx."""
     dirname, base = os.path.split(path_prefix)
     return save_inference_model(
         dirname or ".",
@@ -182,8 +200,9 @@ def static_save_inference_model(path_prefix, feed_vars, fetch_vars, executor, pr
         fetch_vars,
         executor,
         program,
-        model_filename=base + ".json",
+        model_filename=base + (".onnx" if format == "onnx" else ".json"),
         params_filename=base + ".npz",
+        format=format,
     )
 
 
