@@ -5,12 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
+import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 from ..ir import FleetgraphError
 from ..ir.program import Block, Operator, Variable
 
 OPSET = 18  # Reduce* take axes as an input, Split takes num_outputs, ScatterND reduces max
+DOMAIN = "fleetgraph"  # the model-local functions (sequence_pool), which load maps back to one op
 
 # op type -> rule(e, op): one small function per op type, filled by the to_onnx_* modules
 EXPORTERS: dict[str, Callable[[Emitter, Operator], None]] = {}
@@ -38,10 +40,11 @@ class UnsupportedOp(FleetgraphError):
 class Emitter:
     """Collects nodes and initializers; variables keep their names in the ONNX graph."""
 
-    def __init__(self, block: Block) -> None:
-        self.block = block
+    def __init__(self, block: Block, opset: int = OPSET) -> None:
+        self.block, self.opset = block, opset
         self.nodes: list = []
         self.initializers: list[TensorProto] = []
+        self.functions: dict[str, onnx.FunctionProto] = {}
         self.lods: dict[str, str] = {}  # variable -> the ONNX name of its (last level's) LoD offsets
         self._count = 0
 
@@ -95,6 +98,15 @@ class Emitter:
         self.initializers.append(numpy_helper.from_array(array, name))
         return name
 
+    def function(self, name: str, inputs: list[str], outputs: list[str], build) -> str:
+        """Declare (once) a model-local function of domain DOMAIN whose body `build(body)` writes."""
+        if name not in self.functions:
+            body = FunctionBody()
+            build(body)
+            opsets = [helper.make_opsetid("", self.opset)]
+            self.functions[name] = helper.make_function(DOMAIN, name, inputs, outputs, body.nodes, opsets)
+        return name
+
     def scalar(self, value, like: str) -> str:
         """A one-element constant of the dtype of variable `like` (broadcasts in Add/Mul/...)."""
         return self.const(np.asarray(value, dtype=self.dtype(like)))
@@ -102,6 +114,22 @@ class Emitter:
     def rank1(self, name: str) -> str:
         """A rank-0 result reshaped to [1], as fleetgraph's reductions return."""
         return self.node("Reshape", [name, self.const([1])])
+
+
+class FunctionBody:
+    """The nodes of a function's body: constants are Constant nodes (a body sees no initializer)."""
+
+    def __init__(self) -> None:
+        self.nodes: list = []
+
+    def node(self, op_type: str, inputs: list[str], outputs=None, **attrs) -> str:
+        outputs = outputs or f"{op_type.lower()}{len(self.nodes)}"
+        self.nodes.append(helper.make_node(op_type, inputs, [outputs], **attrs))
+        return outputs
+
+    def const(self, value, dtype=None) -> str:
+        array = np.asarray(value, dtype=dtype if dtype is not None else (np.int64 if _ints(value) else None))
+        return self.node("Constant", [], value=numpy_helper.from_array(array))
 
 
 def _ints(value) -> bool:

@@ -19,7 +19,7 @@ from ..ir import FleetgraphError, Program
 from ..ir.program import Variable
 from ..ir.prune import prune_for_inference
 from . import to_onnx_math, to_onnx_nn, to_onnx_tensor  # noqa: F401  (they fill EXPORTERS)
-from .emitter import EXPORTERS, OPSET, Emitter, UnsupportedOp, onnx_dtype
+from .emitter import DOMAIN, EXPORTERS, OPSET, Emitter, UnsupportedOp, onnx_dtype
 
 LOD_SUFFIX = "@LOD"
 IR_VERSION = 10  # what onnxruntime releases of the last two years read
@@ -38,7 +38,7 @@ def export(program: Program, feed_names, fetch_vars, scope=None, path=None, opse
     fetches = [getattr(v, "name", v) for v in (fetch_vars if isinstance(fetch_vars, (list, tuple)) else [fetch_vars])]
     pruned = prune_for_inference(program, feeds, fetches)  # step 1
     block = pruned.global_block()
-    e = Emitter(block)
+    e = Emitter(block, opset)
     inputs = [_value_info(block.var(n), n) for n in feeds]  # step 2
     for name in feeds:
         if block.var(name).lod_level:
@@ -64,8 +64,9 @@ def export(program: Program, feed_names, fetch_vars, scope=None, path=None, opse
             inputs.append(helper.make_tensor_value_info(e.lods[name], onnx.TensorProto.INT64, [name + "_sequences+1"]))
     outputs = [_value_info(block.var(n), n) for n in fetches]  # step 5
     graph = helper.make_graph(e.nodes, "fleetgraph", inputs, outputs, initializer=e.initializers)
+    opsets = [helper.make_opsetid("", opset)] + ([helper.make_opsetid(DOMAIN, 1)] if e.functions else [])
     model = helper.make_model(
-        graph, opset_imports=[helper.make_opsetid("", opset)], producer_name="fleetgraph", ir_version=IR_VERSION
+        graph, opset_imports=opsets, functions=list(e.functions.values()), producer_name="fleetgraph", ir_version=IR_VERSION
     )
     if path is not None:
         onnx.save(model, str(path))

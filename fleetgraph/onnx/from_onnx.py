@@ -284,3 +284,17 @@ def _dropout(b: Builder, node, attrs) -> None:
     if len(node.output) > 1 and node.output[1]:
         raise Unsupported("the mask output; expected only the output")
     b.op("assign", {"X": node.input[0]}, {"Out": node.output[0]})
+
+
+@imports("fleetgraph.sequence_pool_sum", "fleetgraph.sequence_pool_average", "fleetgraph.sequence_pool_sqrt")
+@imports("fleetgraph.sequence_pool_max", "fleetgraph.sequence_pool_first", "fleetgraph.sequence_pool_last")
+def _sequence_pool(b: Builder, node, attrs) -> None:
+    """fleetgraph's own export of sequence_pool: X's LoD travels with X (a LoD feed), so the
+    offsets input is not read again."""
+    x, _, pad = node.input
+    kind = node.op_type.removeprefix("sequence_pool_").upper()
+    outputs = {"Out": node.output[0]}
+    if kind == "MAX":
+        outputs["MaxIndex"] = b.temp("int32")
+    attrs = {"pooltype": kind, "is_test": True, "pad_value": float(b.value(pad, "sequence_pool pad value"))}
+    b.op("sequence_pool", {"X": x}, outputs, attrs)

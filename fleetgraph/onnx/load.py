@@ -4,7 +4,7 @@ Steps:
   1. read the model (a path, bytes or a ModelProto) and its default-domain opset;
   2. take initializers and Constant nodes as constant values;
   3. declare each graph input that is no initializer as a data variable, dims known only at run
-     time as -1;
+     time as -1 (an input `<feed>@LOD` beside a feed makes it a LoD feed: a LoDTensor carries them);
   4. translate each node with its rule (IMPORTERS), appending ops to the program's global block
      (shape inference runs as each op is appended);
   5. put the constants that became variables in a Scope (the startup values).
@@ -19,6 +19,8 @@ from onnx import helper, numpy_helper
 from ..ir import FleetgraphError, Program
 from . import from_onnx  # noqa: F401  (fills IMPORTERS)
 from .builder import IMPORTERS, Builder, Unsupported, node_attrs
+from .emitter import DOMAIN
+from .export import LOD_SUFFIX
 
 
 def load(path_or_model):
@@ -31,17 +33,19 @@ def load(path_or_model):
     consts = {t.name: numpy_helper.to_array(t) for t in graph.initializer}  # step 2
     program = Program()
     b = Builder(program, consts, opset)
-    feeds = [v for v in graph.input if v.name not in consts]
+    names = {v.name for v in graph.input}
+    lods = {v.name for v in graph.input if v.name.endswith(LOD_SUFFIX) and v.name[: -len(LOD_SUFFIX)] in names}
+    feeds = [v for v in graph.input if v.name not in consts and v.name not in lods]
     for v in feeds:  # step 3
-        _declare_input(program, v)
+        _declare_input(program, v, lod_level=int(v.name + LOD_SUFFIX in lods))
     for i, node in enumerate(graph.node):  # step 4
-        if node.domain not in ("", "ai.onnx"):
+        if node.domain not in ("", "ai.onnx", DOMAIN):
             raise FleetgraphError(f"onnx load: node {i} ({node.op_type}) is in domain {node.domain!r}; expected ai.onnx")
         attrs = node_attrs(node)
         if node.op_type == "Constant":
             consts[node.output[0]] = _constant_value(node, attrs, i)
             continue
-        rule = IMPORTERS.get(node.op_type)
+        rule = IMPORTERS.get(f"{DOMAIN}.{node.op_type}" if node.domain == DOMAIN else node.op_type)
         if rule is None:
             raise FleetgraphError(
                 f"onnx load: node {i} ({node.op_type} {node.name!r}) has no fleetgraph mapping; "
@@ -68,14 +72,15 @@ def _read(path_or_model) -> onnx.ModelProto:
         raise FleetgraphError(f"onnx load {path_or_model}: not a readable ONNX model ({err})") from None
 
 
-def _declare_input(program: Program, value_info) -> None:
+def _declare_input(program: Program, value_info, lod_level: int) -> None:
+    """A feed; one with a `<name>@LOD` input beside it (fleetgraph's export) is fed as a LoDTensor."""
     tensor = value_info.type.tensor_type
     if not value_info.type.HasField("tensor_type"):
         raise FleetgraphError(f"onnx load: input {value_info.name!r} is not a tensor; expected a tensor input")
     dims = [d.dim_value if d.HasField("dim_value") else -1 for d in tensor.shape.dim]
     dtype = str(helper.tensor_dtype_to_np_dtype(tensor.elem_type))
     program.global_block().create_var(
-        value_info.name, dims, dtype, is_data=True, stop_gradient=True, need_check_feed=True
+        value_info.name, dims, dtype, is_data=True, stop_gradient=True, need_check_feed=True, lod_level=lod_level
     )
 
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
-from onnx import numpy_helper
+from onnx import TensorProto, numpy_helper
 
-from .emitter import Emitter, UnsupportedOp, exports, onnx_dtype
+from .emitter import DOMAIN, Emitter, UnsupportedOp, exports, onnx_dtype
 
 
 def _onnx_pads(paddings) -> list[int]:
@@ -120,38 +120,47 @@ def _top_k(e: Emitter, op) -> None:
 
 @exports("sequence_pool")
 def _sequence_pool(e: Emitter, op) -> None:
-    """Pools the rows of each sequence with the LoD offsets carried beside X (an extra graph input
-    `<feed>@LOD`): a row's sequence is the number of sequence ends at or before it, and ScatterND
-    adds (or takes the max of) the rows into their sequence. An empty sequence gives pad_value."""
-    x, offsets, kind = e.x(op, "X"), e.lod(op, "X"), op.attr("pooltype")
-    rows = e.node("Shape", [x], start=0, end=1)
-    starts = e.node("Slice", [offsets, e.const([0]), e.const([-1])])
-    ends = e.node("Slice", [offsets, e.const([1]), e.const([2**62])])
-    lengths = e.node("Sub", [ends, starts])
-    count = e.node("Shape", [lengths])
-    zero, one = e.const(0), e.const(1)
+    """A call of the model-local function fleetgraph.sequence_pool_<type>(X, LOD, PAD), X's LoD
+    offsets coming from an extra graph input `<feed>@LOD` (load maps the call back to one op)."""
+    kind, x = op.attr("pooltype"), e.x(op, "X")
+    if kind not in _POOL_TYPES:
+        raise UnsupportedOp(f"pooltype {kind!r}; expected one of {', '.join(_POOL_TYPES)}")
+    name = e.function(f"sequence_pool_{kind.lower()}", ["X", "LOD", "PAD"], ["Out"], lambda f: _pool_body(f, kind))
+    pad = e.scalar(op.attr("pad_value"), x)
+    e.node(name, [x, e.lod(op, "X"), pad], e.out(op, "Out"), domain=DOMAIN)
+
+
+_POOL_TYPES = ("SUM", "AVERAGE", "SQRT", "MAX", "FIRST", "LAST")
+
+
+def _pool_body(f, kind: str) -> None:
+    """Row r belongs to the sequence counting the ends at or before r; ScatterND adds (or takes the
+    max of) each row into its sequence; an empty sequence gets PAD."""
+    starts = f.node("Slice", ["LOD", f.const([0]), f.const([-1])])
+    ends = f.node("Slice", ["LOD", f.const([1]), f.const([2**62])])
+    lengths = f.node("Sub", [ends, starts])
+    count = f.node("Shape", [lengths])
+    rows = f.node("Squeeze", [f.node("Shape", ["X"], start=0, end=1), f.const([0])])
+    tail = f.node("Shape", ["X"], start=1)
+    # [sequences, 1, 1, ...]: a per-sequence value broadcast over a row's dims
+    column = f.node("Concat", [count, f.node("ConstantOfShape", [f.node("Shape", [tail])], value=_one64())], axis=0)
     if kind in ("FIRST", "LAST"):
-        last_row = e.node("Sub", [e.node("Squeeze", [rows]), one])
-        at = starts if kind == "FIRST" else e.node("Sub", [ends, e.const([1])])
-        pooled = e.node("Gather", [x, e.node("Clip", [at, zero, last_row])], axis=0)
+        at = starts if kind == "FIRST" else f.node("Sub", [ends, f.const([1])])
+        last = f.node("Max", [f.node("Sub", [rows, f.const(1)]), f.const(0)])
+        pooled = f.node("Gather", ["X", f.node("Clip", [at, f.const(0), last])], axis=0)
     else:
-        row_ids = e.node("Range", [zero, e.node("Squeeze", [rows]), one])
-        ended = e.node("GreaterOrEqual", [e.node("Unsqueeze", [row_ids, e.const([1])]), e.node("Unsqueeze", [ends, e.const([0])])])
-        seq_of_row = e.node("ReduceSum", [e.node("Cast", [ended], to=7), e.const([1])], keepdims=1)  # [rows, 1]
-        tail = e.node("Shape", [x], start=1)
-        init = -np.finfo(np.dtype(e.dtype(x))).max if kind == "MAX" else 0.0
-        base = e.node("Expand", [e.scalar(init, x), e.node("Concat", [count, tail], axis=0)])
-        reduction = "max" if kind == "MAX" else "add"
-        pooled = e.node("ScatterND", [base, seq_of_row, x], reduction=reduction)
+        row_ids = f.node("Range", [f.const(0), rows, f.const(1)])
+        ended = f.node("GreaterOrEqual", [f.node("Unsqueeze", [row_ids, f.const([1])]), f.node("Unsqueeze", [ends, f.const([0])])])
+        sequence = f.node("ReduceSum", [f.node("Cast", [ended], to=TensorProto.INT64), f.const([1])], keepdims=1)
+        start = f.node("CastLike", [f.const(np.float32(-np.inf if kind == "MAX" else 0.0)), "X"])
+        base = f.node("Expand", [start, f.node("Concat", [count, tail], axis=0)])
+        pooled = f.node("ScatterND", [base, sequence, "X"], reduction="max" if kind == "MAX" else "add")
         if kind in ("AVERAGE", "SQRT"):
-            n = e.node("Cast", [e.node("Max", [lengths, e.const([1])])], to=onnx_dtype(e.dtype(x)))
-            n = e.node("Sqrt", [n]) if kind == "SQRT" else n
-            shape = e.node("Concat", [count, e.node("ConstantOfShape", [e.node("Shape", [tail])], value=_one64())], axis=0)
-            pooled = e.node("Div", [pooled, e.node("Reshape", [n, shape])])
-    tail_rank = len(e.shape(x)) - 1
-    nonempty = e.node("Greater", [lengths, e.const([0])])
-    nonempty = e.node("Unsqueeze", [nonempty, e.const(list(range(1, 1 + tail_rank)))]) if tail_rank else nonempty
-    e.node("Where", [nonempty, pooled, e.scalar(op.attr("pad_value"), x)], e.out(op, "Out"))
+            n = f.node("CastLike", [f.node("Max", [lengths, f.const([1])]), "X"])
+            n = f.node("Sqrt", [n]) if kind == "SQRT" else n
+            pooled = f.node("Div", [pooled, f.node("Reshape", [n, column])])
+    nonempty = f.node("Reshape", [f.node("Greater", [lengths, f.const([0])]), column])
+    f.node("Where", [nonempty, pooled, "PAD"], "Out")
 
 
 def _one64():

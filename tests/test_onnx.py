@@ -1,0 +1,392 @@
+"""ONNX export and load: the executor is the oracle for exported models (run by onnxruntime and by
+onnx's reference evaluator), the reference evaluator for models written with onnx.helper. (No
+`from __future__ import annotations` here: onnxscript reads the annotations of what it converts.)"""
+
+import os
+import sys
+
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx")
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+from onnx.reference import ReferenceEvaluator  # noqa: E402
+
+import fleetgraph as paddle  # noqa: E402
+import fleetgraph.fluid as fluid  # noqa: E402
+from fleetgraph.ir import FleetgraphError, Program, program_guard, unique_name  # noqa: E402
+from fleetgraph.ir.prune import prune_for_inference  # noqa: E402
+from fleetgraph.onnx import export, load  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from models import fit_a_line_2x, mlp  # noqa: E402
+
+try:  # at module level: onnxscript resolves the names a script uses in its module's globals
+    from onnxscript import FLOAT, script
+    from onnxscript import opset18 as op
+except ImportError:
+    FLOAT = script = op = None
+
+TOL = 1e-5
+
+
+def _executor():
+    return paddle.static.Executor(paddle.CPUPlace())
+
+
+def _started(startup):
+    scope = paddle.static.Scope()
+    _executor().run(startup, scope=scope)
+    return scope
+
+
+def _run(program, feed, fetch, scope):
+    return [np.asarray(v) for v in _executor().run(program, feed=feed, fetch_list=fetch, scope=scope)]
+
+
+def _plain(feed):
+    """The feed as ONNX takes it: a LoD tensor as its rows plus `<name>@LOD` offsets."""
+    out = {}
+    for name, value in feed.items():
+        if isinstance(value, fluid.LoDTensor):
+            out[name] = np.asarray(value.data)
+            out[name + "@LOD"] = np.asarray(value.lod()[-1], dtype=np.int64)
+        else:
+            out[name] = value
+    return out
+
+
+def _onnx_runs(model, feed):
+    """The model's outputs from the reference evaluator and, where installed, onnxruntime."""
+    names = {i.name for i in model.graph.input}
+    feed = {k: v for k, v in feed.items() if k in names}
+    runs = {"reference": ReferenceEvaluator(model).run(None, feed)}
+    ort = pytest.importorskip("onnxruntime")
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    runs["onnxruntime"] = session.run(None, feed)
+    return runs
+
+
+def _assert_exports(main, startup_scope, feed_names, fetch_names, feed, tmp_path):
+    """export -> check_model(full) -> onnxruntime and the reference evaluator equal the executor;
+    load(export) runs in the executor and equals it too."""
+    expected = _run(prune_for_inference(main, feed_names, fetch_names), feed, fetch_names, startup_scope)
+    path = tmp_path / "model.onnx"
+    model = export(main, feed_names, fetch_names, scope=startup_scope, path=path)
+    onnx.checker.check_model(onnx.load(str(path)), full_check=True)
+    for runner, got in _onnx_runs(model, _plain(feed)).items():
+        for name, g, want in zip(fetch_names, got, expected):
+            np.testing.assert_allclose(g, want, rtol=TOL, atol=TOL, err_msg=f"{runner}: {name}")
+    program, scope, feeds, fetches = load(path)
+    assert feeds == [i.name for i in model.graph.input if not i.name.endswith("@LOD")]
+    loaded = _run(program, {k: feed[k] for k in feeds}, fetches, scope)  # a LoD feed as a LoDTensor
+    for name, g, want in zip(fetch_names, loaded, expected):
+        np.testing.assert_allclose(g, want, rtol=TOL, atol=TOL, err_msg=f"load(export): {name}")
+    return model
+
+
+def _last_output(program, op_type):
+    return [op for op in program.global_block().ops if op.type == op_type][-1].output("Out")[0]
+
+
+# -- export: the project's models ------------------------------------------------------------------
+
+
+def test_fit_a_line_exports_with_a_dynamic_batch(tmp_path):
+    main, startup, x, y, loss = fit_a_line_2x()
+    pred = _last_output(main, "elementwise_add")
+    x = np.random.default_rng(0).normal(size=(7, 13)).astype("float32")
+    model = _assert_exports(main, _started(startup), ["x"], [pred], {"x": x}, tmp_path)
+    assert model.graph.input[0].type.tensor_type.shape.dim[0].dim_param == "batch"
+    assert sorted(i.name for i in model.graph.initializer) == ["fc_0.b_0", "fc_0.w_0"]
+    assert ReferenceEvaluator(model).run(None, {"x": x[:2]})[0].shape == (2, 1)
+
+
+def test_mlp_exports_its_softmax_scores(tmp_path):
+    main, startup, image, label, loss, acc = mlp(lambda: paddle.optimizer.SGD(0.1), hidden=(16, 8))
+    with program_guard(main, Program()):
+        probs = paddle.nn.functional.softmax(main.global_block().var(_last_output(main, "elementwise_add")))
+    feed = {"image": np.random.default_rng(1).normal(size=(5, 784)).astype("float32")}
+    _assert_exports(main, _started(startup), ["image"], [probs.name], feed, tmp_path)
+
+
+def _load_example(relpath, name):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, os.path.join(ROOT, relpath))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_small_resnet_exports_conv_batch_norm_and_pools(tmp_path):
+    ResNet = _load_example("tests/dist_scripts/resnet_static.py", "resnet_static_onnx").ResNet
+    main, startup = Program(), Program()
+    main.random_seed = startup.random_seed = 3
+    with program_guard(main, startup), unique_name.guard():
+        image = paddle.static.data(name="image", shape=[None, 3, 32, 32], dtype="float32")
+        logits = ResNet(width=4).net(image, class_dim=5)
+    scope = _started(startup)
+    for name, value in scope.vars.items():  # running statistics that are not 0 and 1
+        if name.endswith(("_mean", "_variance")) or ".w_1" in name or ".w_2" in name:
+            scope.vars[name] = np.asarray(value) + np.float32(0.25)
+    feed = {"image": np.random.default_rng(2).normal(size=(2, 3, 32, 32)).astype("float32")}
+    model = _assert_exports(main, scope, ["image"], [logits.name], feed, tmp_path)
+    kinds = {n.op_type for n in model.graph.node}
+    assert {"Conv", "BatchNormalization", "MaxPool", "GlobalAveragePool", "Relu", "Add"} <= kinds
+
+
+def _lod_ids(rng, lengths, vocab):
+    ids = rng.integers(0, vocab, size=(sum(lengths), 1)).astype("int64")
+    return fluid.create_lod_tensor(ids, [lengths])
+
+
+def test_ctr_dnn_exports_sum_pooling_over_the_ids_offsets(tmp_path):
+    net = _load_example("examples/ctr_dnn/network_conf.py", "ctr_dnn_onnx")
+    main, startup = Program(), Program()
+    main.random_seed = startup.random_seed = 4
+    with program_guard(main, startup), unique_name.guard():
+        dense = fluid.layers.data(name="dense_input", shape=[13], dtype="float32")
+        sparse = [fluid.layers.data(name=f"C{i}", shape=[1], lod_level=1, dtype="int64") for i in range(3)]
+        label = fluid.layers.data(name="label", shape=[1], dtype="int64")
+        net.ctr_dnn_model_dataset(dense, sparse, label, embedding_size=4, sparse_feature_dim=100)
+    predict = _last_output(main, "softmax")
+    rng = np.random.default_rng(3)
+    feed = {f"C{i}": _lod_ids(rng, [1, 2, 1, 3], 100) for i in range(3)}  # a sample may hold several ids
+    feed["dense_input"] = rng.normal(size=(4, 13)).astype("float32")
+    feeds = ["dense_input"] + [f"C{i}" for i in range(3)]
+    model = _assert_exports(main, _started(startup), feeds, [predict], feed, tmp_path)
+    assert "sequence_pool_sum" in {n.op_type for n in model.graph.node}
+    assert "ScatterND" in {n.op_type for n in model.functions[0].node}
+    assert "C0@LOD" in {i.name for i in model.graph.input}
+
+
+@pytest.mark.parametrize("pool_type", ["sum", "average", "sqrt", "max", "first", "last"])
+def test_sequence_pool_exports_every_pool_type_with_empty_sequences_padded(pool_type, tmp_path):
+    main, startup = Program(), Program()
+    with program_guard(main, startup), unique_name.guard():
+        x = fluid.layers.data(name="x", shape=[2, 3], lod_level=1, dtype="float32")
+        out = fluid.layers.sequence_pool(x, pool_type, is_test=True, pad_value=-7.0)
+    rows = np.random.default_rng(5).normal(size=(6, 2, 3)).astype("float32")
+    feed = {"x": fluid.create_lod_tensor(rows, [[2, 0, 3, 1]])}
+    _assert_exports(main, paddle.static.Scope(), ["x"], [out.name], feed, tmp_path)
+
+
+def test_wide_and_deep_exports_its_sigmoid(tmp_path):
+    WideDeepModel = _load_example("examples/wide_deep/model.py", "wide_deep_onnx").WideDeepModel
+    main, startup = Program(), Program()
+    main.random_seed = startup.random_seed = 5
+    with program_guard(main, startup), unique_name.guard():
+        model = WideDeepModel(sparse_feature_number=100, sparse_inputs_slots=4, sparse_feature_dim=4, fc_sizes=(8, 8))
+        model.net()
+    pred = [op for op in main.global_block().ops if op.type == "sigmoid"][-1].output("Out")[0]
+    rng = np.random.default_rng(4)
+    feed = {f"C{i}": _lod_ids(rng, [1] * 6, 100) for i in range(1, 4)}
+    feed["dense_input"] = rng.normal(size=(6, 13)).astype("float32")
+    feeds = ["dense_input"] + [f"C{i}" for i in range(1, 4)]
+    _assert_exports(main, _started(startup), feeds, [pred], feed, tmp_path)
+
+
+def test_an_op_without_mapping_is_named_with_its_index():
+    main, startup = Program(), Program()
+    with program_guard(main, startup), unique_name.guard():
+        x = paddle.static.data(name="x", shape=[None, 4], dtype="float32")
+        y = paddle.static.data(name="y", shape=[None, 1], dtype="int64")
+        out = main.global_block().create_var("out", (), "float32")
+        main.global_block().append_op("softmax_with_cross_entropy", {"Logits": x, "Label": y}, {"Loss": out, "Softmax": main.global_block().create_var("sm", (), "float32")})
+    with pytest.raises(FleetgraphError, match=r"op softmax_with_cross_entropy \(index 0 of block 0\) has no ONNX mapping"):
+        export(main, ["x", "y"], ["out"], scope=paddle.static.Scope())
+
+
+def test_export_refuses_an_opset_below_the_rules():
+    main, startup, x, y, loss = fit_a_line_2x()
+    with pytest.raises(FleetgraphError, match="opset 13; expected 18"):
+        export(main, ["x"], [_last_output(main, "elementwise_add")], scope=_started(startup), opset=13)
+
+
+# -- load: models written by other tools ------------------------------------------------------------
+
+
+def _tensor(name, array):
+    return numpy_helper.from_array(np.asarray(array), name)
+
+
+def _assert_loads_like_reference(model, feed):
+    onnx.checker.check_model(model, full_check=True)
+    want = ReferenceEvaluator(model).run(None, feed)
+    program, scope, feeds, fetches = load(model.SerializeToString())
+    got = _run(program, {k: feed[k] for k in feeds}, fetches, scope)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=TOL, atol=TOL)
+    return program, scope, feeds, fetches
+
+
+def _gemm_mlp():
+    rng = np.random.default_rng(7)
+    w1, b1 = rng.normal(size=(8, 6)).astype("float32"), rng.normal(size=6).astype("float32")
+    w2, b2 = rng.normal(size=(3, 6)).astype("float32"), rng.normal(size=3).astype("float32")
+    nodes = [
+        helper.make_node("Gemm", ["x", "w1", "b1"], ["h"]),
+        helper.make_node("Relu", ["h"], ["r"]),
+        helper.make_node("Gemm", ["r", "w2", "b2"], ["logits"], transB=1, alpha=0.5, beta=2.0),
+        helper.make_node("Softmax", ["logits"], ["probs"], axis=-1),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "mlp",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 8])],
+        [helper.make_tensor_value_info("probs", TensorProto.FLOAT, ["N", 3])],
+        [_tensor("w1", w1), _tensor("b1", b1), _tensor("w2", w2), _tensor("b2", b2)],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=10)
+
+
+def test_a_gemm_relu_softmax_mlp_loads_and_matches_the_reference():
+    x = np.random.default_rng(8).normal(size=(4, 8)).astype("float32")
+    program, scope, feeds, fetches = _assert_loads_like_reference(_gemm_mlp(), {"x": x})
+    assert (feeds, fetches) == (["x"], ["probs"])
+    assert sorted(p.name for p in program.all_parameters()) == ["b1", "b2", "w1", "w2"]
+
+
+def test_a_loaded_mlp_fine_tunes_with_sgd():
+    program, scope, feeds, fetches = load(_gemm_mlp())
+    startup = Program()
+    with program_guard(program, startup):
+        probs = program.global_block().var("probs")
+        label = paddle.static.data(name="label", shape=[None, 1], dtype="int64")
+        loss = paddle.mean(paddle.nn.functional.cross_entropy(probs, label, use_softmax=False))
+        paddle.optimizer.SGD(learning_rate=0.5).minimize(loss)
+    _executor().run(startup, scope=scope)
+    rng = np.random.default_rng(9)
+    x = rng.normal(size=(16, 8)).astype("float32")
+    y = (x[:, :1] > 0).astype("int64")
+    losses = [float(_run(program, {"x": x, "label": y}, [loss.name], scope)[0][0]) for _ in range(8)]
+    assert losses[-1] < losses[0] * 0.8, losses
+
+
+def test_a_conv_batch_norm_pool_net_loads_and_matches_the_reference():
+    rng = np.random.default_rng(10)
+    c = 4
+    inits = [
+        _tensor("w", rng.normal(size=(c, 3, 3, 3)).astype("float32")),
+        _tensor("bias", rng.normal(size=c).astype("float32")),
+        _tensor("scale", rng.uniform(0.5, 1.5, size=c).astype("float32")),
+        _tensor("shift", rng.normal(size=c).astype("float32")),
+        _tensor("mean", rng.normal(size=c).astype("float32")),
+        _tensor("var", rng.uniform(0.5, 2.0, size=c).astype("float32")),
+        _tensor("shape", np.array([0, -1], dtype=np.int64)),
+    ]
+    nodes = [
+        helper.make_node("Conv", ["x", "w", "bias"], ["conv"], pads=[1, 1, 1, 1], strides=[1, 1]),
+        helper.make_node("BatchNormalization", ["conv", "scale", "shift", "mean", "var"], ["bn"], epsilon=1e-3),
+        helper.make_node("Relu", ["bn"], ["act"]),
+        helper.make_node("MaxPool", ["act"], ["pooled"], kernel_shape=[2, 2], strides=[2, 2]),
+        helper.make_node("AveragePool", ["pooled"], ["avg"], kernel_shape=[3, 3], pads=[1, 1, 1, 1], strides=[1, 1]),
+        helper.make_node("GlobalAveragePool", ["avg"], ["gap"]),
+        helper.make_node("Reshape", ["gap", "shape"], ["out"]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "convnet",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 8, 8])],
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT, ["N", c])],
+        inits,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=10)
+    x = rng.normal(size=(2, 3, 8, 8)).astype("float32")
+    program, *_ = _assert_loads_like_reference(model, {"x": x})
+    assert [op.type for op in program.global_block().ops] == [
+        "conv2d", "elementwise_add", "batch_norm", "relu", "pool2d", "pool2d", "pool2d", "reshape2",
+    ]  # fmt: skip
+
+
+def test_shape_ops_gather_reductions_and_constants_load():
+    rng = np.random.default_rng(11)
+    table = rng.normal(size=(10, 2, 3)).astype("float32")
+    nodes = [
+        helper.make_node("Constant", [], ["axes"], value=_tensor("axes", np.array([1], dtype=np.int64))),
+        helper.make_node("Gather", ["table", "ids"], ["rows"]),  # [N, 2, 2, 3]
+        helper.make_node("Flatten", ["rows"], ["flat"], axis=1),  # [N, 12]
+        helper.make_node("Split", ["flat"], ["a", "b"], axis=1, num_outputs=2),
+        helper.make_node("Sub", ["a", "b"], ["d"]),
+        helper.make_node("Div", ["d", "two"], ["half"]),
+        helper.make_node("Unsqueeze", ["half", "axes"], ["u"]),  # [N, 1, 6]
+        helper.make_node("Transpose", ["u"], ["t"], perm=[0, 2, 1]),  # [N, 6, 1]
+        helper.make_node("Squeeze", ["t", "axes2"], ["s"]),  # [N, 6]
+        helper.make_node("Concat", ["s", "s"], ["cat"], axis=1),
+        helper.make_node("Tanh", ["cat"], ["th"]),
+        helper.make_node("Sigmoid", ["th"], ["sg"]),
+        helper.make_node("LogSoftmax", ["sg"], ["ls"], axis=1),
+        helper.make_node("ReduceSum", ["ls", "axes"], ["rs"], keepdims=1),
+        helper.make_node("ReduceMean", ["ls"], ["rm"], keepdims=0),
+        helper.make_node("Mul", ["rs", "ls"], ["m"]),
+        helper.make_node("Dropout", ["m"], ["dr"]),
+        helper.make_node("Identity", ["dr"], ["idn"]),
+        helper.make_node("Cast", ["idn"], ["out"], to=TensorProto.DOUBLE),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "shapes",
+        [helper.make_tensor_value_info("ids", TensorProto.INT64, ["N", 2])],
+        [helper.make_tensor_value_info("out", TensorProto.DOUBLE, ["N", 12])],
+        [_tensor("table", table), _tensor("two", np.float32(2.0)), _tensor("axes2", np.array([2], dtype=np.int64))],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=10)
+    ids = rng.integers(0, 10, size=(3, 2)).astype("int64")
+    _assert_loads_like_reference(model, {"ids": ids})
+
+
+def test_an_unmapped_onnx_node_is_named_with_its_index():
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Erf", ["r"], ["y"], name="the_erf")],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 2])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=10)
+    with pytest.raises(FleetgraphError, match=r"node 1 \(Erf 'the_erf'\) has no fleetgraph mapping"):
+        load(model)
+
+
+def test_a_model_written_with_onnxscript_loads():
+    if script is None:
+        pytest.skip("onnxscript is not installed")
+
+    @script()
+    def scaled_relu(x: FLOAT["N", 4], w: FLOAT[4, 3]) -> FLOAT["N", 3]:  # noqa: F821
+        return op.Softmax(op.Relu(op.MatMul(x, w)) * op.Constant(value_float=2.0), axis=-1)
+
+    model = scaled_relu.to_model_proto()
+    w = numpy_helper.from_array(np.random.default_rng(12).normal(size=(4, 3)).astype("float32"), "w")
+    model.graph.initializer.append(w)
+    x = np.random.default_rng(13).normal(size=(5, 4)).astype("float32")
+    want = ReferenceEvaluator(model).run(None, {"x": x, "w": numpy_helper.to_array(w)})[0]
+    program, scope, feeds, fetches = load(model)
+    assert feeds == ["x"]
+    np.testing.assert_allclose(_run(program, {"x": x}, fetches, scope)[0], want, rtol=TOL, atol=TOL)
+
+
+# -- save_inference_model(format="onnx") ------------------------------------------------------------
+
+
+def test_static_save_inference_model_writes_onnx(tmp_path):
+    main, startup, x, y, loss = fit_a_line_2x()
+    scope = _started(startup)
+    pred = main.global_block().var(_last_output(main, "elementwise_add"))
+    with paddle.static.scope_guard(scope):
+        paddle.static.save_inference_model(str(tmp_path / "fit"), [x], [pred], _executor(), program=main, format="onnx")
+    xv = np.ones((3, 13), dtype="float32")
+    want = _run(prune_for_inference(main, ["x"], [pred.name]), {"x": xv}, [pred.name], scope)[0]
+    got = ReferenceEvaluator(str(tmp_path / "fit.onnx")).run(None, {"x": xv})[0]
+    np.testing.assert_allclose(got, want, rtol=TOL, atol=TOL)
+
+
+def test_fluid_save_inference_model_writes_onnx(tmp_path):
+    main, startup, x, y, loss = fit_a_line_2x()
+    scope = _started(startup)
+    pred = main.global_block().var(_last_output(main, "elementwise_add"))
+    with fluid.scope_guard(scope):
+        fluid.io.save_inference_model(str(tmp_path), ["x"], [pred], _executor(), main, format="onnx")
+    program, _, feeds, fetches = load(tmp_path / "model.onnx")
+    assert (feeds, fetches) == (["x"], [pred.name])
