@@ -7,7 +7,7 @@ import os
 import numpy as np
 import pytest
 from dist_helpers import SCRIPTS, ProcessGroup, assert_all_exit_zero, endpoints, free_ports
-from dist_scripts.ps_train import build
+from dist_scripts.ps_train import averaged_params, build
 from models import global_batches
 
 import fleetgraph as paddle
@@ -52,7 +52,8 @@ def single_process(model, optimizer, steps, rows):
         losses.append(float(exe.run(main, feed=feed, fetch_list=[loss], scope=scope)[0][0]))
         if main.lr_scheduler is not None:  # a paddle.optimizer.lr scheduler steps once per batch
             main.lr_scheduler.step()
-    return {p.name: np.array(scope.vars[p.name]) for p in main.all_parameters()}, np.array(losses)
+    params = {p.name: np.array(scope.vars[p.name]) for p in main.all_parameters()}
+    return {**params, **averaged_params(exe, main, scope)}, np.array(losses)
 
 
 def _table_from_pservers(saves: dict, name: str) -> tuple[np.ndarray, int]:
@@ -110,6 +111,9 @@ SYNC_CASES = {
     "adam_warmup-2ps-sliced": ("adam_warmup", 2, []),
     "sgd_scheduler-2ps-sliced": ("sgd_scheduler", 2, []),  # the trainers send the scheduler's rate
     "momentum_scheduler-1ps": ("momentum_scheduler", 1, []),
+    # the optimizers that wrap another, each with a decaying rate; the averages saved as '<param>@AVERAGED'
+    **{f"{o}-2ps-sliced": (o, 2, []) for o in ("lookahead", "ema", "model_average", "recompute")},
+    "lookahead-2ps-unsliced": ("lookahead", 2, ["--no_slice"]),
 }
 
 
@@ -123,6 +127,8 @@ def test_sync_training_equals_single_process_on_the_whole_batch(tmp_path, optimi
         ["--model", "mlp", "--optimizer", optimizer, "--steps", str(steps), "--batch", str(batch), *slicing],
     )
     want, _ = single_process("mlp", optimizer, steps, 2 * batch)
+    for name in [n for n in want if n.endswith("@AVERAGED")]:  # the averages are not the parameters
+        assert np.abs(want[name] - want[name.split("@")[0]]).max() > 1e-3, name
     for t in (0, 1):
         for name, value in want.items():
             np.testing.assert_allclose(trained[t][name], value, atol=1e-5, err_msg=f"trainer {t} {name}")

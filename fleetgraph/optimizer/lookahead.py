@@ -4,9 +4,12 @@ way to them, and the fast weights restart from there.
 
 As Paddle's: `param@SLOW` starts as a copy of the parameter (an assign in the startup program, after
 its init), a step counter `lookahead_step` counts the steps, and at each k-th step
-slow = alpha * fast + (1 - alpha) * slow is written to both. The ops follow the inner optimizer's, as
-optimize ops (so data-parallel replicas run them once per step); Paddle picks the k-th step with a
-Switch, these with `where`.
+slow = alpha * fast + (1 - alpha) * slow is written to both. The ops follow the inner optimizer's;
+Paddle picks the k-th step with a Switch, these with `where`. The step counter and the k-th-step
+test are tagged as a learning-rate schedule's ops (LRSched: run once per step, on every pserver in
+parameter-server training), each parameter's ops as its optimize ops (op_role_var [param, slow]: a
+pserver runs them on the blocks it holds, after the inner update), so that data-parallel replicas
+and parameter-server training move the slow weights as one process does.
 """
 
 from __future__ import annotations
@@ -39,16 +42,15 @@ class LookAhead:
         program = loss.block.program
         startup = (startup_program or default_startup_program()).global_block()
         params = [p for p in program.global_block().all_parameters() if p.trainable]
-        with program._op_role_guard(OpRole.Optimize):
+        with program._op_role_guard(OpRole.LRSched):
             step = create_global_var([1], 0.0, "float32", persistable=True, name="lookahead_step")
             program.global_block().append_op("increment", {"X": [step]}, {"Out": [step]}, {"step": 1.0})
             at_k = equal(step, scale(floor(scale(step, 1.0 / self.k)), float(self.k)))  # step % k == 0
-            for param in params:
-                slow = program.global_block().create_var(
-                    f"{param.name}@SLOW", param.shape, param.dtype, persistable=True
-                )
-                twin = startup.create_var(slow.name, param.shape, param.dtype, persistable=True)
-                startup.append_op("assign", {"X": [param.name]}, {"Out": [twin]})
+        for param in params:
+            slow = program.global_block().create_var(f"{param.name}@SLOW", param.shape, param.dtype, persistable=True)
+            twin = startup.create_var(slow.name, param.shape, param.dtype, persistable=True)
+            startup.append_op("assign", {"X": [param.name]}, {"Out": [twin]})
+            with program._optimized_guard([param, slow]):
                 moved = elementwise_add(scale(param, self.alpha), scale(slow, 1.0 - self.alpha))
                 assign(where(at_k, moved, slow), slow)
                 assign(where(at_k, moved, param), param)

@@ -36,7 +36,7 @@ from ..ir.program import Block, Operator, Variable
 from .ps_clip import SCALE, SQUARES, append_scaled_grad, append_squares, declare_scale, is_clip_op
 from .ps_plan import GEO, DistPlan, ParamPlan, VarBlock
 from .ps_table import lazy_init_attrs, table_state_vars
-from .ps_trainer import SCHEDULED, delta_name, scale_name, scheduled_lr_names
+from .ps_trainer import SCHEDULED, delta_name, is_averaging_op, scale_name, scheduled_lr_names
 
 
 @dataclass(frozen=True)
@@ -190,6 +190,9 @@ def build_pserver_startup(
                 block.append_op("lookup_sparse_table_init", outputs={"Out": [target.name]}, attrs=attrs)
             elif target.sliced and get_op_def(op.type).random:
                 _append_random_slice(block, source.var(target.origin), op, target)
+            elif op.type == "assign" and op.input("X")[0] in served:  # a copy of a served variable (@SLOW)
+                copied = [s for s in served[op.input("X")[0]].values() if s.offset == target.offset]
+                block.append_op("assign", {"X": [copied[0].name]}, {"Out": [target.name]}, op.attrs)
             else:
                 block.append_op(
                     op.type, op.inputs, {slot: [target.name] for slot in op.outputs}, _init_attrs(op, target)
@@ -230,6 +233,7 @@ def _block_ops(origin: Block, plan: DistPlan, p: ParamPlan, b: VarBlock) -> tupl
         if op.attrs.get("op_role", 0) & OpRole.Optimize
         and op.attrs.get("op_role_var", [None])[0] == p.param
         and not (is_clip_op(op) and not _clips_on_pserver(plan))
+        and not is_averaging_op(op)  # the trainers average the parameters they receive
     ]
     served = {
         p.param: _Served(b.name, p.param, b.shape, b.split, b.offset, p.table),

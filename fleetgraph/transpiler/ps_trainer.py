@@ -18,7 +18,9 @@ Steps of `build_trainer_program`:
   5. recv every parameter block but the tables' (GEO: the runtime pulls after pushing), then sync:
      fetch_barrier; an async step reads what a background thread last pulled, as Paddle's async
      communicator's receiving thread does (half-async's sends are added up by a background thread);
-  6. concat the blocks of each sliced parameter back into the parameter;
+  6. concat the blocks of each sliced parameter back into the parameter, then run the ops that
+     average the parameters (ExponentialMovingAverage, ModelAverage: optimize ops of the trainer,
+     on the parameters just received, as one process averages them after each update);
      with `runtime_split` (Paddle's runtime_split_send_recv) steps 3 and 6 add no ops: send takes
      the whole gradient with the blocks' `sections` and names, recv puts the blocks it names back
      into the parameter, and the runtime cuts and joins them (the same blocks on the wire);
@@ -46,6 +48,7 @@ RPC, DIST = int(OpRole.RPC), int(OpRole.Dist)
 def build_trainer_program(program: Program, plan: DistPlan, trainer_id: int, *, runtime_split: bool = False) -> Program:
     trainer = program.clone()
     block = trainer.global_block()
+    averaging = [op for op in block.ops if is_averaging_op(op) and op.attrs.get("op_role", 0) & OpRole.Optimize]
     if plan.mode != GEO:  # step 1
         for op in block.ops if not plan.sync else ():
             if is_clip_op(op):  # the trainer clips its own gradient before sending it, as Paddle's
@@ -78,6 +81,8 @@ def build_trainer_program(program: Program, plan: DistPlan, trainer_id: int, *, 
         append_recv_params(
             block, plan, trainer_id, fetch_barrier=plan.sync, background=background, joined=runtime_split
         )
+        for op in averaging:  # step 6
+            block.append_op(op.type, op.inputs, op.outputs, op.attrs)
         for p in plan.tables:  # step 7
             replace_lookups(block, p, trainer_id)
     drop_unused_vars(block)  # step 8
@@ -194,6 +199,15 @@ def _insert_send(block: Block, plan: DistPlan, p: ParamPlan, grad: str, trainer_
 
 
 SCHEDULED = "@SCHEDULED"
+
+
+AVERAGING_SCOPES = ("/moving_average/", "/move_average/")
+
+
+def is_averaging_op(op) -> bool:
+    """An op of ExponentialMovingAverage or ModelAverage (by their name scopes, Paddle's)."""
+    scope = op.attrs.get("op_namescope", "/")
+    return any(s in scope for s in AVERAGING_SCOPES)
 
 
 def scale_name(plan: DistPlan, trainer_id: int) -> str:

@@ -1,13 +1,15 @@
 """One rank of a collective (all-reduce) run for the equivalence tests.
 
     collective_train.py RANK --endpoints EPS --model {fit_a_line,mlp,mlp_clip} --steps N --batch B
-                        [--fuse_mb MB] [--seed S] [--steps_for RANK:STEPS,...] --out PARAMS.npz
+                        [--fuse_mb MB] [--seed S] [--steps_for RANK:STEPS,...] [--optimizer NAME]
+                        --out PARAMS.npz
 
 fit_a_line trains with SGD, the MLP (one hidden layer of 32) with Adam, mlp_clip the MLP with
 Momentum at an exponentially decaying rate and global-norm clipping. Rank r trains on rows
 [r*B, (r+1)*B) of each global batch of n*B rows (tests/models.global_batches, seeded with --seed
 as the model is), then saves its parameters and losses. --fuse_mb > 0 fuses the all-reduces into
-buckets of that many MiB.
+buckets of that many MiB. --optimizer trains the MLP with one of ps_train.py's optimizers instead
+(the averages of ExponentialMovingAverage / ModelAverage saved too, as '<param>@AVERAGED').
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
+from dist_scripts.ps_train import OPTIMIZERS, averaged_params  # noqa: E402
 from models import fit_a_line_2x, global_batches, mlp  # noqa: E402
 
 import fleetgraph as paddle  # noqa: E402
@@ -29,8 +32,11 @@ from fleetgraph.transpiler import DistributeTranspiler, DistributeTranspilerConf
 MODELS = ("fit_a_line", "mlp", "mlp_clip")
 
 
-def build(model: str, seed: int):
+def build(model: str, seed: int, optimizer: str = ""):
     """(main, startup, loss) of the model under test, with its optimizer."""
+    if optimizer:
+        main, startup, _, _, loss, _ = mlp(OPTIMIZERS[optimizer], hidden=(32,), seed=seed)
+        return main, startup, loss
     if model == "fit_a_line":
         main, startup, _, _, loss = fit_a_line_2x(seed=seed, optimizer=paddle.optimizer.SGD(learning_rate=0.05))
         return main, startup, loss
@@ -56,11 +62,12 @@ def main() -> None:
     p.add_argument("--batch", type=int, default=8)
     p.add_argument("--fuse_mb", type=float, default=0.0)
     p.add_argument("--seed", type=int, default=11)
+    p.add_argument("--optimizer", default="", choices=["", *OPTIMIZERS])
     p.add_argument("--out", required=True)
     args = p.parse_args()
 
     eps = args.endpoints.split(",")
-    main_prog, startup, loss = build(args.model, args.seed)
+    main_prog, startup, loss = build(args.model, args.seed, args.optimizer)
     config = DistributeTranspilerConfig()
     config.mode = "collective"
     config.fuse_all_reduce_ops = args.fuse_mb > 0
@@ -79,9 +86,10 @@ def main() -> None:
     for feed in global_batches(args.model, steps, b * len(eps), args.seed):
         shard = {k: v[args.rank * b : (args.rank + 1) * b] for k, v in feed.items()}
         losses.append(float(exe.run(trainer_prog, feed=shard, fetch_list=[loss])[0][0]))
+    averaged = averaged_params(exe, main_prog, paddle.static.global_scope())
     exe.close()
     scope = paddle.static.global_scope()
-    params = {v.name: np.array(scope.vars[v.name]) for v in main_prog.all_parameters()}
+    params = {v.name: np.array(scope.vars[v.name]) for v in main_prog.all_parameters()} | averaged
     np.savez(args.out, losses=np.array(losses), **params)
     fused = sum(op.type == "coalesce_tensor" for op in trainer_prog.global_block().ops)
     trend = f", loss {losses[0]:.4f} -> {losses[-1]:.4f}" if losses else ""

@@ -21,6 +21,45 @@ import fleetgraph as paddle  # noqa: E402
 from fleetgraph.ops.sparse_table import SparseTable  # noqa: E402
 from fleetgraph.transpiler import DistributeTranspiler, DistributeTranspilerConfig  # noqa: E402
 
+_AVERAGES: dict[int, object] = {}  # id(main program) -> the ExponentialMovingAverage / ModelAverage set up
+
+
+class _ThenAverage:
+    """`inner.minimize`, then `make()` (an ExponentialMovingAverage, updated, or a ModelAverage)."""
+
+    def __init__(self, inner, make) -> None:
+        self.inner, self.make = inner, make
+
+    def minimize(self, loss, *args, **kwargs):
+        result = self.inner.minimize(loss, *args, **kwargs)
+        average = self.make()
+        if hasattr(average, "update"):
+            average.update()
+        _AVERAGES[id(loss.block.program)] = average
+        return result
+
+
+class _Recompute:
+    """RecomputeOptimizer over `inner`, the first hidden activation its checkpoint."""
+
+    def __init__(self, inner) -> None:
+        self.optimizer = paddle.fluid.optimizer.RecomputeOptimizer(inner)
+
+    def minimize(self, loss, *args, **kwargs):
+        self.optimizer._set_checkpoints([next(op.output("Out")[0] for op in loss.block.ops if op.type == "relu")])
+        return self.optimizer.minimize(loss)
+
+
+def averaged_params(exe, main_prog, scope) -> dict:
+    """With an ExponentialMovingAverage or ModelAverage set up: each parameter's average, saved as
+    '<name>@AVERAGED' (applied, then restored)."""
+    average = _AVERAGES.get(id(main_prog))
+    if average is None:
+        return {}
+    with paddle.static.scope_guard(scope), average.apply(exe):
+        return {f"{p.name}@AVERAGED": np.array(scope.vars[p.name]) for p in main_prog.all_parameters()}
+
+
 OPTIMIZERS = {
     "sgd": lambda: paddle.optimizer.SGD(0.05),
     "adam": lambda: paddle.optimizer.Adam(0.01),
@@ -45,6 +84,18 @@ OPTIMIZERS = {
         paddle.fluid.layers.exponential_decay(0.01, 5, 0.7), grad_clip=paddle.fluid.clip.GradientClipByValue(0.02)
     ),
     "adam_decay": lambda: paddle.fluid.optimizer.Adam(paddle.fluid.layers.exponential_decay(0.01, 5, 0.7)),
+    "lookahead": lambda: paddle.fluid.optimizer.LookaheadOptimizer(
+        paddle.fluid.optimizer.Momentum(paddle.fluid.layers.exponential_decay(0.05, 5, 0.7), 0.9), alpha=0.4, k=3
+    ),
+    "ema": lambda: _ThenAverage(
+        paddle.fluid.optimizer.Adam(paddle.fluid.layers.exponential_decay(0.01, 5, 0.7)),
+        lambda: paddle.fluid.optimizer.ExponentialMovingAverage(0.8),
+    ),
+    "model_average": lambda: _ThenAverage(
+        paddle.fluid.optimizer.SGD(paddle.fluid.layers.exponential_decay(0.1, 5, 0.7)),
+        lambda: paddle.fluid.optimizer.ModelAverage(0.5, min_average_window=2, max_average_window=4),
+    ),
+    "recompute": lambda: _Recompute(paddle.fluid.optimizer.Adam(paddle.fluid.layers.exponential_decay(0.01, 5, 0.7))),
     "adam_warmup": lambda: paddle.fluid.optimizer.Adam(
         paddle.fluid.layers.linear_lr_warmup(paddle.fluid.layers.cosine_decay(0.01, 2, 10), 4, 0.0, 0.01)
     ),
@@ -122,6 +173,7 @@ def main() -> None:
         losses.append(float(exe.run(trainer_prog, feed=shard, fetch_list=[loss])[0][0]))
         if trainer_prog.lr_scheduler is not None:  # a paddle.optimizer.lr scheduler steps once per batch
             trainer_prog.lr_scheduler.step()
+    averaged = averaged_params(exe, main_prog, paddle.static.global_scope())
     exe.close()
     scope = paddle.static.global_scope()
     on_pservers = {p.param for p in t.plan.tables} if args.mode != "geo" else set()  # trainers hold a placeholder
@@ -132,6 +184,7 @@ def main() -> None:
         for p in main_prog.all_parameters()
         if p.name not in on_pservers
     }
+    params.update(averaged)
     if args.out:  # without --out, np.savez would write '.npz' into the working directory
         np.savez(args.out, losses=np.array(losses), **params)
     print(f"trainer {trainer_id}: {len(losses)} steps, loss {losses[0]:.4f} -> {losses[-1]:.4f}")
