@@ -5,16 +5,14 @@ after resuming) and collective."""
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import random
-import subprocess
-import sys
-import textwrap
 import time
 
 import numpy as np
 import pytest
-from dist_helpers import REPO, SCRIPTS, ProcessGroup, assert_all_exit_zero, endpoints
+from dist_helpers import SCRIPTS, ProcessGroup, assert_all_exit_zero, endpoints
 from models import fit_a_line_2x
 
 import fleetgraph as paddle
@@ -40,36 +38,30 @@ def test_a_checkpoint_round_trips_with_a_manifest_naming_its_file_size_and_check
     )
 
 
-_SAVER = textwrap.dedent(
-    """
-    import sys
-    import numpy as np
-    from fleetgraph import checkpoint
+def _save_forever(directory: str, version: int, conn) -> None:
+    """A saver (a forked process): checkpoints versions version + 1, + 2, ... and reports each one."""
     big = np.random.default_rng(0).random(200_000)
-    version = int(sys.argv[2])
     while True:
         version += 1
-        checkpoint.save(sys.argv[1], {"version": np.array([version]), "big": big + version}, meta={"version": version})
-        print(version, flush=True)
-    """
-)
+        checkpoint.save(directory, {"version": np.array([version]), "big": big + version}, meta={"version": version})
+        conn.send(version)
 
 
 def test_twenty_kills_during_saves_never_leave_an_unloadable_checkpoint(tmp_path):
     directory = str(tmp_path / "ckpt")
     checkpoint.save(directory, {"version": np.array([0]), "big": np.zeros(1)}, meta={"version": 0})
     rng, last = random.Random(7), 0
-    env = dict(os.environ, PYTHONPATH=REPO)
+    fork = multiprocessing.get_context("fork")
     for _ in range(20):
-        saver = subprocess.Popen(
-            [sys.executable, "-c", _SAVER, directory, str(last)], env=env, stdout=subprocess.PIPE, text=True
-        )
+        ours, theirs = fork.Pipe()
+        saver = fork.Process(target=_save_forever, args=(directory, last, theirs), daemon=True)
+        saver.start()
         try:
-            assert saver.stdout.readline().strip()  # one save done: the next is under way
-            time.sleep(rng.random() * 0.1)  # a random moment of a save (each takes a few ms)
+            assert ours.poll(30) and ours.recv()  # one save done: the next is under way
+            time.sleep(rng.random() * 0.02)  # a random moment of a save (each takes a few ms)
         finally:
-            saver.kill()
-            saver.communicate(timeout=10)
+            saver.kill()  # SIGKILL
+            saver.join(10)
         loaded = checkpoint.load(directory)  # never raises: the old or the new checkpoint
         version = int(loaded["version"][0])
         assert version > last and checkpoint.meta(directory) == {"version": version}
