@@ -194,8 +194,14 @@ def test_an_op_without_mapping_is_named_with_its_index():
         x = paddle.static.data(name="x", shape=[None, 4], dtype="float32")
         y = paddle.static.data(name="y", shape=[None, 1], dtype="int64")
         out = main.global_block().create_var("out", (), "float32")
-        main.global_block().append_op("softmax_with_cross_entropy", {"Logits": x, "Label": y}, {"Loss": out, "Softmax": main.global_block().create_var("sm", (), "float32")})
-    with pytest.raises(FleetgraphError, match=r"op softmax_with_cross_entropy \(index 0 of block 0\) has no ONNX mapping"):
+        main.global_block().append_op(
+            "softmax_with_cross_entropy",
+            {"Logits": x, "Label": y},
+            {"Loss": out, "Softmax": main.global_block().create_var("sm", (), "float32")},
+        )
+    with pytest.raises(
+        FleetgraphError, match=r"op softmax_with_cross_entropy \(index 0 of block 0\) has no ONNX mapping"
+    ):
         export(main, ["x", "y"], ["out"], scope=paddle.static.Scope())
 
 
@@ -390,3 +396,52 @@ def test_fluid_save_inference_model_writes_onnx(tmp_path):
         fluid.io.save_inference_model(str(tmp_path), ["x"], [pred], _executor(), main, format="onnx")
     program, _, feeds, fetches = load(tmp_path / "model.onnx")
     assert (feeds, fetches) == (["x"], [pred.name])
+
+
+def test_tensor_and_math_ops_export_as_the_executor_computes_them(tmp_path):
+    """One program through the rules no model above uses: Paddle's elementwise axis, mul's
+    flattening, matmul's transposes, split, slice, top_k, reductions, clip, cast, constants."""
+    main = Program()
+    block = main.global_block()
+
+    def var(name, dtype="float32"):
+        return block.create_var(name, (), dtype)
+
+    def op(type, inputs, outputs, **attrs):
+        block.append_op(type, inputs, outputs, attrs)
+
+    x = block.create_var("x", (-1, 4, 6), "float32", is_data=True)
+    ids = block.create_var("ids", (-1, 1), "int64", is_data=True)
+    block.create_var("emb", (10, 6), "float32", persistable=True)
+    block.create_var("w", (24, 3), "float32", persistable=True)
+    block.create_var("bias4", (4,), "float32", persistable=True)
+    op("elementwise_add", {"X": x, "Y": "bias4"}, {"Out": var("a")}, axis=1)
+    op("transpose2", {"X": "a"}, {"Out": var("t")}, axis=[0, 2, 1])  # [N, 6, 4]
+    op("split", {"X": "t"}, {"Out": [var("s0"), var("s1")]}, sections=[2, -1], axis=1)
+    op("slice", {"Input": "s1"}, {"Out": var("sl")}, axes=[1], starts=[1], ends=[2], decrease_axis=[1])  # [N, 4]
+    op("mul", {"X": "a", "Y": "w"}, {"Out": var("m")}, x_num_col_dims=1)  # [N, 3]
+    op("matmul", {"X": "s0", "Y": "s0"}, {"Out": var("mm")}, transpose_Y=True, alpha=0.5)  # [N, 2, 2]
+    op("reduce_sum", {"X": "mm"}, {"Out": var("rs")}, dim=[1, 2], keep_dim=False)  # [N]
+    op("reduce_mean", {"X": "sl"}, {"Out": var("rm")}, dim=[-1], keep_dim=True)  # [N, 1]
+    op("lookup_table", {"W": "emb", "Ids": ids}, {"Out": var("e")}, padding_idx=3)  # [N, 6]
+    op("top_k", {"X": "e"}, {"Out": var("tv"), "Indices": var("ti", "int64")}, k=2)
+    op("cast", {"X": "ti"}, {"Out": var("tif")}, in_dtype="int64", out_dtype="float32")
+    op("fill_constant", {}, {"Out": var("c")}, shape=[1], value=0.25, dtype="float32")
+    op("scale", {"X": "m"}, {"Out": var("sc")}, scale=2.0, bias=1.0, bias_after_scale=False)
+    op("clip", {"X": "sc"}, {"Out": var("cl")}, min=-1.0, max=3.0)
+    op("elementwise_mul", {"X": "cl", "Y": "c"}, {"Out": var("cm")})
+    op("concat", {"X": ["cm", "rm", "tv", "tif"]}, {"Out": var("cat")}, axis=1)  # [N, 8]
+    op("dropout", {"X": "cat"}, {"Out": var("d")}, dropout_prob=0.25, is_test=True)
+    op("greater_than", {"X": "d", "Y": "c"}, {"Out": var("g", "bool")})
+    op("where", {"Condition": "g", "X": "d", "Y": "cat"}, {"Out": var("wh")})
+    op("softmax", {"X": "wh"}, {"Out": var("p")})
+    op("mean", {"X": "p"}, {"Out": var("avg")})
+    rng = np.random.default_rng(6)
+    scope = paddle.static.Scope()
+    scope.vars.update(
+        emb=rng.normal(size=(10, 6)).astype("float32"),
+        w=rng.normal(size=(24, 3)).astype("float32"),
+        bias4=rng.normal(size=4).astype("float32"),
+    )
+    feed = {"x": rng.normal(size=(3, 4, 6)).astype("float32"), "ids": np.array([[1], [3], [9]], dtype="int64")}
+    _assert_exports(main, scope, ["x", "ids"], ["p", "rs", "avg"], feed, tmp_path)

@@ -40,7 +40,9 @@ class Builder:
     def value(self, name: str, what: str) -> np.ndarray:
         """A constant input (a shape, axes, split sizes): it must be known when the graph is read."""
         if name not in self.consts:
-            raise Unsupported(f"{what} '{name}' is computed in the graph; expected a constant (initializer or Constant)")
+            raise Unsupported(
+                f"{what} '{name}' is computed in the graph; expected a constant (initializer or Constant)"
+            )
         return self.consts[name]
 
     def var(self, name: str, trainable: bool = True) -> Variable:

@@ -25,7 +25,9 @@ LOD_SUFFIX = "@LOD"
 IR_VERSION = 10  # what onnxruntime releases of the last two years read
 
 
-def export(program: Program, feed_names, fetch_vars, scope=None, path=None, opset: int | None = None) -> onnx.ModelProto:
+def export(
+    program: Program, feed_names, fetch_vars, scope=None, path=None, opset: int | None = None
+) -> onnx.ModelProto:
     """The inference part of `program` (from `feed_names` to `fetch_vars`) as an ONNX model, with
     the parameters' values from `scope` (the global scope by default); written to `path` if given."""
     opset = OPSET if opset is None else int(opset)
@@ -60,13 +62,19 @@ def export(program: Program, feed_names, fetch_vars, scope=None, path=None, opse
     for name in feeds:  # a LoD is an input only where some op reads it (sequence_pool)
         if e.lods.get(name) in read:
             if block.var(name).lod_level > 1:
-                raise FleetgraphError(f"onnx export: feed {name!r} has {block.var(name).lod_level} LoD levels; expected 1")
+                raise FleetgraphError(
+                    f"onnx export: feed {name!r} has {block.var(name).lod_level} LoD levels; expected 1"
+                )
             inputs.append(helper.make_tensor_value_info(e.lods[name], onnx.TensorProto.INT64, [name + "_sequences+1"]))
     outputs = [_value_info(block.var(n), n) for n in fetches]  # step 5
     graph = helper.make_graph(e.nodes, "fleetgraph", inputs, outputs, initializer=e.initializers)
     opsets = [helper.make_opsetid("", opset)] + ([helper.make_opsetid(DOMAIN, 1)] if e.functions else [])
     model = helper.make_model(
-        graph, opset_imports=opsets, functions=list(e.functions.values()), producer_name="fleetgraph", ir_version=IR_VERSION
+        graph,
+        opset_imports=opsets,
+        functions=list(e.functions.values()),
+        producer_name="fleetgraph",
+        ir_version=IR_VERSION,
     )
     if path is not None:
         onnx.save(model, str(path))
@@ -103,7 +111,9 @@ def _initializers(block, feeds, scope) -> list:
             written.add(name)
             value = scope.vars.get(name)
             if value is None:
-                raise FleetgraphError(f"onnx export: parameter {name!r} has no value in the scope; run the startup program first")
+                raise FleetgraphError(
+                    f"onnx export: parameter {name!r} has no value in the scope; run the startup program first"
+                )
             array = np.asarray(getattr(value, "data", value) if hasattr(value, "levels") else value)
             out.append(numpy_helper.from_array(array.astype(var.dtype, copy=False), name))
         written.update(op.output_arg_names)

@@ -8,15 +8,21 @@ from onnx import helper
 from .builder import Builder, Unsupported, imports
 
 _BINARY = {"Add": "elementwise_add", "Sub": "elementwise_sub", "Mul": "elementwise_mul", "Div": "elementwise_div"}
+_BINARY.update(Pow="elementwise_pow", Min="elementwise_min", Max="elementwise_max")
+_BINARY.update(Less="less_than", LessOrEqual="less_equal", Greater="greater_than", GreaterOrEqual="greater_equal")
+_BINARY.update(Equal="equal")
 
 
 @imports(*_BINARY)
 def _binary(b: Builder, node, attrs) -> None:  # NumPy broadcasting is Paddle's axis=-1
     a, c = node.input
+    if node.op_type in ("Min", "Max") and len(node.input) != 2:
+        raise Unsupported(f"{len(node.input)} inputs; expected 2")
     b.op(_BINARY[node.op_type], {"X": a, "Y": c}, {"Out": node.output[0]}, {"axis": -1})
 
 
-_UNARY = {"Relu": "relu", "Sigmoid": "sigmoid", "Tanh": "tanh", "Identity": "assign"}
+_UNARY = {"Relu": "relu", "Sigmoid": "sigmoid", "Tanh": "tanh", "Identity": "assign", "Exp": "exp", "Log": "log"}
+_UNARY.update(Sqrt="sqrt", Abs="abs", Floor="floor", Ceil="ceil", Cos="cos", Sign="sign")
 
 
 @imports(*_UNARY)
@@ -58,7 +64,11 @@ def _gemm(b: Builder, node, attrs) -> None:
         "matmul",
         {"X": node.input[0], "Y": node.input[1]},
         {"Out": product},
-        {"transpose_X": bool(attrs.get("transA", 0)), "transpose_Y": bool(attrs.get("transB", 0)), "alpha": attrs.get("alpha", 1.0)},
+        {
+            "transpose_X": bool(attrs.get("transA", 0)),
+            "transpose_Y": bool(attrs.get("transB", 0)),
+            "alpha": attrs.get("alpha", 1.0),
+        },
     )
     if not has_c:
         return
@@ -179,7 +189,9 @@ def _rest(b: Builder, node, axis: int) -> list[int]:
     dims = b.shape(node.input[0])[axis:]
     if any(d < 0 for d in dims):
         if any(d < 0 for d in b.shape(node.input[0])[:axis]):
-            raise Unsupported(f"Flatten at axis {axis} of {list(b.shape(node.input[0]))}: expected static trailing dims")
+            raise Unsupported(
+                f"Flatten at axis {axis} of {list(b.shape(node.input[0]))}: expected static trailing dims"
+            )
         return [-1]
     return [int(np.prod(dims))]
 
@@ -189,7 +201,9 @@ def _restack(b: Builder, x: str, out: str, target: list[tuple[int, int | None]])
     run time is copied with 0 when it keeps its index, else it is the one -1."""
     shape = [d if d >= 0 else (0 if src == i else -1) for i, (d, src) in enumerate(target)]
     if shape.count(-1) > 1:
-        raise Unsupported(f"{list(b.shape(x))} into {[d for d, _ in target]}: more than one dim known only at run time moves")
+        raise Unsupported(
+            f"{list(b.shape(x))} into {[d for d, _ in target]}: more than one dim known only at run time moves"
+        )
     _reshape(b, x, out, shape or [1])
 
 
@@ -267,7 +281,12 @@ def _reduce(b: Builder, node, attrs) -> None:
         return
     keep = bool(attrs.get("keepdims", 1))
     kind = "reduce_mean" if node.op_type == "ReduceMean" else "reduce_sum"
-    b.op(kind, {"X": node.input[0]}, {"Out": node.output[0]}, {"dim": axes or [0], "keep_dim": keep, "reduce_all": not axes})
+    b.op(
+        kind,
+        {"X": node.input[0]},
+        {"Out": node.output[0]},
+        {"dim": axes or [0], "keep_dim": keep, "reduce_all": not axes},
+    )
 
 
 @imports("Cast")
@@ -298,3 +317,52 @@ def _sequence_pool(b: Builder, node, attrs) -> None:
         outputs["MaxIndex"] = b.temp("int32")
     attrs = {"pooltype": kind, "is_test": True, "pad_value": float(b.value(pad, "sequence_pool pad value"))}
     b.op("sequence_pool", {"X": x}, outputs, attrs)
+
+
+@imports("Sum")
+def _sum(b: Builder, node, attrs) -> None:
+    b.op("sum", {"X": list(node.input)}, {"Out": node.output[0]})
+
+
+@imports("Where")
+def _where(b: Builder, node, attrs) -> None:
+    cond, x, y = node.input
+    b.op("where", {"Condition": cond, "X": x, "Y": y}, {"Out": node.output[0]})
+
+
+@imports("Clip")
+def _clip(b: Builder, node, attrs) -> None:
+    bounds = [node.input[i] if len(node.input) > i and node.input[i] else None for i in (1, 2)]
+    lo, hi = (float(b.value(n, "Clip bound")) if n else None for n in bounds)
+    lo = attrs.get("min", -3.4e38) if lo is None else lo
+    hi = attrs.get("max", 3.4e38) if hi is None else hi
+    b.op("clip", {"X": node.input[0]}, {"Out": node.output[0]}, {"min": lo, "max": hi})
+
+
+@imports("Slice")
+def _slice(b: Builder, node, attrs) -> None:
+    x, starts, ends = node.input[:3]
+    rank = len(b.shape(x))
+    starts, ends = (b.value(n, "Slice bound").tolist() for n in (starts, ends))
+    axes = (
+        b.value(node.input[3], "Slice axes").tolist()
+        if len(node.input) > 3 and node.input[3]
+        else list(range(len(starts)))
+    )
+    if len(node.input) > 4 and node.input[4] and any(s != 1 for s in b.value(node.input[4], "Slice steps").tolist()):
+        raise Unsupported("steps other than 1; expected contiguous slices")
+    clamp = [min(max(int(v), -(2**62)), 2**62) for v in ends]
+    attrs = {"axes": [a % rank for a in axes], "starts": [int(v) for v in starts], "ends": clamp}
+    b.op("slice", {"Input": x}, {"Out": node.output[0]}, attrs)
+
+
+@imports("TopK")
+def _top_k(b: Builder, node, attrs) -> None:
+    k = int(b.value(node.input[1], "TopK k").reshape(-1)[0])
+    outputs = {"Out": node.output[0], "Indices": node.output[1] if len(node.output) > 1 else b.temp("int64")}
+    if not outputs["Indices"]:
+        outputs["Indices"] = b.temp("int64")
+    if not b.block.has_var(outputs["Indices"]):
+        b.temp("int64", outputs["Indices"])
+    topk_attrs = {"k": k, "axis": attrs.get("axis", -1), "largest": bool(attrs.get("largest", 1)), "sorted": True}
+    b.op("top_k_v2", {"X": node.input[0]}, outputs, topk_attrs)

@@ -40,7 +40,9 @@ def load(path_or_model):
         _declare_input(program, v, lod_level=int(v.name + LOD_SUFFIX in lods))
     for i, node in enumerate(graph.node):  # step 4
         if node.domain not in ("", "ai.onnx", DOMAIN):
-            raise FleetgraphError(f"onnx load: node {i} ({node.op_type}) is in domain {node.domain!r}; expected ai.onnx")
+            raise FleetgraphError(
+                f"onnx load: node {i} ({node.op_type}) is in domain {node.domain!r}; expected ai.onnx"
+            )
         attrs = node_attrs(node)
         if node.op_type == "Constant":
             consts[node.output[0]] = _constant_value(node, attrs, i)
@@ -91,7 +93,9 @@ def _constant_value(node, attrs, i) -> np.ndarray:
             if key == "value":
                 return numpy_helper.to_array(value)
             return np.asarray(value, dtype=np.float32 if "float" in key else np.int64)
-    raise FleetgraphError(f"onnx load: node {i} (Constant): attributes {sorted(attrs)}; expected value, value_float(s) or value_int(s)")
+    raise FleetgraphError(
+        f"onnx load: node {i} (Constant): attributes {sorted(attrs)}; expected value, value_float(s) or value_int(s)"
+    )
 
 
 def _scope(values: dict):

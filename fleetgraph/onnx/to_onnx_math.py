@@ -111,6 +111,9 @@ def _mul(e: Emitter, op) -> None:
     if any(d < 0 for d in ys):
         raise UnsupportedOp(f"Y '{y}' {list(ys)}: expected a static shape to flatten")
     product = e.node("MatMul", [e.node("Flatten", [x], axis=xn), e.node("Flatten", [y], axis=yn)])
+    if xn == 1:  # [rows, ...Y's tail]: a constant shape, so load reads it back as one reshape2
+        e.node("Reshape", [product, e.const([-1, *ys[yn:]])], e.out(op, "Out"))
+        return
     lead = e.node("Shape", [x], end=xn)
     e.node("Reshape", [product, e.node("Concat", [lead, e.const(list(ys[yn:]))], axis=0)], e.out(op, "Out"))
 

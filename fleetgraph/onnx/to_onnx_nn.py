@@ -98,8 +98,9 @@ def _lookup_table(e: Emitter, op) -> None:
         e.node("Gather", [w, ids], e.out(op, "Out"), axis=0)
         return
     rows = e.node("Gather", [w, ids], axis=0)
-    keep = e.node("Not", [e.node("Equal", [ids, e.const(np.asarray(pad, dtype=e.dtype(e.x(op, "Ids"))))])])
-    keep = e.node("Unsqueeze", [e.node("Cast", [keep], to=onnx_dtype(e.dtype(w))), e.const([-1])])
+    is_pad = e.node("Equal", [ids, e.const(np.asarray(pad, dtype=e.dtype(e.x(op, "Ids"))))])
+    keep = e.node("Sub", [e.scalar(1, w), e.node("Cast", [is_pad], to=onnx_dtype(e.dtype(w)))])  # 1 - (id == pad)
+    keep = e.node("Unsqueeze", [keep, e.const([-1])])
     e.node("Mul", [rows, keep], e.out(op, "Out"))
 
 
@@ -150,7 +151,9 @@ def _pool_body(f, kind: str) -> None:
         pooled = f.node("Gather", ["X", f.node("Clip", [at, f.const(0), last])], axis=0)
     else:
         row_ids = f.node("Range", [f.const(0), rows, f.const(1)])
-        ended = f.node("GreaterOrEqual", [f.node("Unsqueeze", [row_ids, f.const([1])]), f.node("Unsqueeze", [ends, f.const([0])])])
+        ended = f.node(
+            "GreaterOrEqual", [f.node("Unsqueeze", [row_ids, f.const([1])]), f.node("Unsqueeze", [ends, f.const([0])])]
+        )
         sequence = f.node("ReduceSum", [f.node("Cast", [ended], to=TensorProto.INT64), f.const([1])], keepdims=1)
         start = f.node("CastLike", [f.const(np.float32(-np.inf if kind == "MAX" else 0.0)), "X"])
         base = f.node("Expand", [start, f.node("Concat", [count, tail], axis=0)])
