@@ -113,7 +113,6 @@ SYNC_CASES = {
     "momentum_scheduler-1ps": ("momentum_scheduler", 1, []),
     # the optimizers that wrap another, each with a decaying rate; the averages saved as '<param>@AVERAGED'
     **{f"{o}-2ps-sliced": (o, 2, []) for o in ("lookahead", "ema", "model_average", "recompute")},
-    "lookahead-2ps-unsliced": ("lookahead", 2, ["--no_slice"]),
 }
 
 
@@ -136,7 +135,6 @@ def test_sync_training_equals_single_process_on_the_whole_batch(tmp_path, optimi
 
 CLIP_CASES = {  # (optimizer with grad_clip, the same without it, slicing)
     "global_norm-decay-sliced": ("momentum_decay_clip", "momentum_decay", []),
-    "global_norm-decay-unsliced": ("momentum_decay_clip", "momentum_decay", ["--no_slice"]),
     "by_norm-scheduler-sliced": ("sgd_scheduler_clip_norm", "sgd_scheduler", []),
     "by_value-decay-sliced": ("adam_decay_clip_value", "adam_decay", []),
 }
@@ -299,3 +297,51 @@ def test_bytes_on_the_wire_per_step_follow_the_ids_of_a_ctr_batch_not_the_table_
         assert round(slope) == small["plan_per_id"][direction]  # 56 B sent (id asked, id + row pushed), 40 B back
         plan_dense = small["plan_per_step"][direction]
         assert plan_dense <= constant < plan_dense * 1.01  # the dense parameters, plus message headers
+
+
+def test_a_clipped_step_is_applied_only_with_the_scale_the_barrier_answer_leads_to():
+    """With a global-norm clip, a pserver answers the send barrier with the sums of squares of the
+    gradient blocks it holds, refuses anything but the clip scale while that step waits, and applies
+    the step with the scale it gets."""
+    import zmq
+
+    from fleetgraph.executor.comm.wire import Kind, decode, encode
+
+    ep = endpoints(1)[0]
+    main, startup, _, _ = build("mlp", "momentum_decay_clip")
+    t = paddle.fluid.transpiler.DistributeTranspiler()
+    t.transpile(0, program=main, pservers=ep, trainers=1, startup_program=startup)
+    server = t.get_pserver_programs(ep)[0]
+    grads = [entry.rsplit(":", 1)[0] for entry in server.global_block().ops[0].attrs["grad_to_block_id"]]
+    rng = np.random.default_rng(0)
+    values = {g: rng.normal(size=server.global_block().var(g).shape).astype("float32") for g in grads}
+    context = zmq.Context()
+    sock = context.socket(zmq.DEALER)
+    sock.setsockopt(zmq.LINGER, 0)
+
+    def ask(kind, name="", value=None, seq=[0]):  # noqa: B006 - the request counter
+        seq[0] += 1
+        sock.send_multipart(encode(kind, name, value, sender=0, seq=seq[0]))
+        assert sock.poll(20000), f"no answer to {kind.name}"
+        return decode(sock.recv_multipart())
+
+    try:
+        with ProcessGroup(timeout=60) as group:
+            args = ["--pservers", ep, "--trainers", "1", "--model", "mlp", "--optimizer", "momentum_decay_clip"]
+            group.start("pserver", [PS_TRAIN, "pserver", ep, *args], env=FAST_TIMEOUT)
+            sock.connect(f"tcp://{ep}")
+            before = ask(Kind.GET, "fc_1.b_0").value.copy()
+            for g in grads:
+                assert ask(Kind.SEND, g, values[g]).kind == Kind.ACK
+            squares = ask(Kind.SEND_BARRIER).value
+            np.testing.assert_allclose(squares, [sum((v.astype(np.float64) ** 2).sum() for v in values.values())], 1e-5)
+            refused = ask(Kind.GET, "fc_1.b_0")
+            assert refused.kind == Kind.ERROR and "'@CLIP_SCALE@'" in refused.text
+            assert ask(Kind.SEND, "@CLIP_SCALE@", np.array([0.0], "float32")).kind == Kind.ACK
+            np.testing.assert_array_equal(ask(Kind.GET, "fc_1.b_0").value, before)  # a zero scale: no move
+            assert ask(Kind.COMPLETE).kind == Kind.ACK
+            results = group.wait()
+    finally:
+        sock.close()
+        context.term()
+    assert_all_exit_zero(results)
