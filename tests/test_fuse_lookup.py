@@ -155,3 +155,32 @@ def test_fluid_embeddings_lookup_table_chains_fuse_too(monkeypatch):
         for x, y in zip(a, b):
             np.testing.assert_array_equal(np.array(x), np.array(y))
     np.testing.assert_array_equal(fused_params["table"], alone_params["table"])
+
+
+def test_a_pserver_trainers_table_gradients_are_one_step_bit_for_bit_as_its_ops():
+    """A parameter-server trainer looks the rows up with distributed_lookup_table; its 4 pool grads, 4
+    lookup grads and their sum become one step, which gives what those ops give."""
+    main, startup, loss, _ = _model(OPTIMIZERS["sgd"])
+    t = fluid.DistributeTranspiler()
+    t.transpile(0, program=main, startup_program=startup, pservers="127.0.0.1:6170,127.0.0.1:6171", trainers=2)
+    trainer = t.get_trainer_program()
+    assert [op.type for op in trainer.global_block().ops].count("distributed_lookup_table") == 1
+    plan = executor_module._Plan(trainer.global_block(), np)
+    fused = [s for s in plan.steps if getattr(s, "originals", None)]
+    assert len(fused) == 1 and [s.op.type for s in fused[0].originals].count("lookup_table_v2_grad") == SLOTS
+    rng = np.random.default_rng(6)
+    env = {"table": np.broadcast_to(np.zeros((), "float32"), (VOCAB, WIDTH))}  # the trainer's fake_init
+    for name in fused[0].ins:
+        if name.startswith("C"):
+            env[name] = _feed(rng)[name]
+        elif name.endswith("@GRAD"):
+            env[name] = rng.normal(size=(ROWS, WIDTH)).astype("float32")
+        elif name not in env:  # the pools' inputs: only their LoD is read
+            env[name] = fluid.create_lod_tensor(np.zeros((ROWS, WIDTH), "float32"), [[1] * ROWS])
+    alone = dict(env)
+    executor_module.run_steps(fused[0].originals, alone, np)
+    executor_module.run_steps(fused, env, np)
+    for name in fused[0].outs[0]:
+        assert _parts(env[name]) and len(_parts(env[name])) == len(_parts(alone[name]))
+        for a, b in zip(_parts(env[name]), _parts(alone[name])):
+            np.testing.assert_array_equal(a, b)

@@ -8,14 +8,16 @@ path does not cover (a sequence that does not hold exactly one id, an id outside
 LoD) runs the original steps one by one, so their results and errors are the ones users see.
 
 Steps of `fuse_lookup_chains`:
-  1. find the chains: a sparse lookup (no padding_idx, not distributed) whose output is read only by
-     one SUM `sequence_pool` and that pool's grad op, in the whole program;
-  2. group the chains by table, op type and attrs; a group of two or more becomes one forward step
-     at its first lookup (where the ids and the table are there, and before any pool's reader),
-     when no op between its first lookup and its last pool writes the table or any ids;
-  3. when every chain's gradient ops (sequence_pool_grad -> lookup grad) feed one `sum` whose inputs
-     are exactly the group's gradients, those ops and the sum become one backward step at the sum
-     (after the last output gradient it reads), under the same condition.
+  1. find the forward chains: a sparse lookup (no padding_idx, not distributed) whose output only one
+     SUM `sequence_pool` reads (and its grad op), in the whole program;
+  2. group them by table, op type and kernel arguments; a group of two or more becomes one step at its
+     first lookup (where the ids and the table are there, and before any pool's reader), when no op
+     between its first lookup and its last pool writes the table or any ids;
+  3. find the backward chains -- a SUM sequence_pool_grad whose X@GRAD only a sparse lookup grad op
+     reads, whatever looked the rows up (a parameter-server trainer's distributed_lookup_table too) --
+     and group them likewise; when a group's table gradients feed one `sum` that alone reads them,
+     the group and the sum become one step at the sum (after the last output gradient it reads),
+     under the same condition.
 """
 
 from __future__ import annotations
@@ -30,19 +32,40 @@ from ..ops.lod_tensor import LoDTensor, one_row_each, strip
 from ..ops.selected_rows import SelectedRows
 
 _LOOKUPS = ("lookup_table", "lookup_table_v2")
-_LOOKUP_ATTRS = ("is_sparse", "is_distributed", "padding_idx")
+_LOOKUP_GRADS = ("lookup_table_grad", "lookup_table_v2_grad")
 
 
 @dataclass
-class _Chain:
+class _Forward:
+    """A lookup and the SUM sequence_pool that alone reads its output (besides the pool's grad op)."""
+
     lookup: object  # steps of the plan
     pool: object
-    pool_grad: object = None
-    lookup_grad: object = None
+
+    @property
+    def table(self) -> str:
+        return self.lookup.op.input("W")[0]
 
     @property
     def ids(self) -> str:
         return self.lookup.op.input("Ids")[0]
+
+
+@dataclass
+class _Backward:
+    """A SUM sequence_pool_grad and the sparse lookup grad op that alone reads its X@GRAD (the
+    forward lookup may be one of a distributed table: a trainer's distributed_lookup_table)."""
+
+    pool_grad: object
+    lookup_grad: object
+
+    @property
+    def table(self) -> str:
+        return self.lookup_grad.op.input("W")[0]
+
+    @property
+    def ids(self) -> str:
+        return self.lookup_grad.op.input("Ids")[0]
 
 
 class _FusedStep:
@@ -63,23 +86,29 @@ class _FusedStep:
 def fuse_lookup_chains(steps: list, block) -> list:
     readers, writers = _uses(block)
     step_of = {id(s.op): s for s in steps}
-    chains = [c for s in steps if (c := _chain(s, readers, step_of)) is not None]  # step 1
-    groups: dict[tuple, list[_Chain]] = defaultdict(list)
-    for c in chains:
-        op = c.lookup.op  # one kernel call for the group: the same kernel arguments
-        groups[(op.type, op.input("W")[0], repr(sorted(c.lookup.kwargs.items())))].append(c)
     replace: dict[int, object] = {}  # id(step) -> the fused step at its place, or None: dropped
-    for group in groups.values():
-        if len(group) < 2 or not _untouched(group, writers, [c.lookup for c in group], [c.pool for c in group]):
-            continue  # step 2
-        _place(replace, [s for c in group for s in (c.lookup, c.pool)], _forward(group), at=0)
-        total = _sum_of_grads(group, readers, step_of)  # step 3
+    forward = [c for s in steps if (c := _forward_chain(s, readers, step_of)) is not None]  # step 1
+    for group in _groups(forward, "lookup"):  # step 2
+        if len(group) > 1 and _untouched(group, writers, [c.lookup for c in group], [c.pool for c in group]):
+            _place(replace, [s for c in group for s in (c.lookup, c.pool)], _forward(group), at=0)
+    backward = [c for s in steps if (c := _backward_chain(s, readers, step_of)) is not None]
+    for group in _groups(backward, "lookup_grad"):  # step 3
+        total = _sum_of_grads(group, readers, step_of) if len(group) > 1 else None
         if total is not None and _untouched(group, writers, [c.pool_grad for c in group], [total]):
             originals = [s for c in group for s in (c.pool_grad, c.lookup_grad)] + [total]
             _place(replace, originals, _backward(group, total), at=-1)
     if not replace:
         return steps
     return [replace.get(id(s), s) for s in steps if replace.get(id(s), s) is not None]
+
+
+def _groups(chains: list, lookup: str) -> list[list]:
+    """Chains by table, op type and kernel arguments: one kernel call serves a group."""
+    groups: dict[tuple, list] = defaultdict(list)
+    for c in chains:
+        step = getattr(c, lookup)
+        groups[(step.op.type, c.table, repr(sorted(step.kwargs.items())))].append(c)
+    return list(groups.values())
 
 
 def _uses(block) -> tuple[dict, dict]:
@@ -94,35 +123,36 @@ def _uses(block) -> tuple[dict, dict]:
     return readers, writers
 
 
-def _chain(step, readers, step_of) -> _Chain | None:
+def _sparse_lookup(op) -> bool:
+    return bool(op.attrs.get("is_sparse")) and op.attrs.get("padding_idx", -1) == -1
+
+
+def _forward_chain(step, readers, step_of) -> _Forward | None:
     op = step.op
-    if op.type not in _LOOKUPS or not op.attrs.get("is_sparse") or op.attrs.get("is_distributed"):
-        return None
-    if op.attrs.get("padding_idx", -1) != -1:
+    if op.type not in _LOOKUPS or not _sparse_lookup(op) or op.attrs.get("is_distributed"):
         return None
     uses = readers[op.output("Out")[0]]
     pools = [u for u in uses if u.type == "sequence_pool" and u.attrs.get("pooltype") == "SUM"]
-    grads = [u for u in uses if u.type == "sequence_pool_grad"]
-    if len(pools) != 1 or len(grads) > 1 or len(uses) != len(pools) + len(grads):
+    if len(pools) != 1 or any(u is not pools[0] and u.type != "sequence_pool_grad" for u in uses) or len(uses) > 2:
         return None
-    if id(pools[0]) not in step_of or any(id(g) not in step_of for g in grads):
-        return None  # read from another block
-    chain = _Chain(step, step_of[id(pools[0])])
-    if grads:
-        chain.pool_grad = step_of[id(grads[0])]
-        uses = readers[grads[0].output("X@GRAD")[0]]
-        if len(uses) == 1 and uses[0].type == op.type + "_grad" and id(uses[0]) in step_of:
-            same = uses[0].input("Ids") == op.input("Ids") and uses[0].input("W") == op.input("W")
-            same = same and all(uses[0].attrs.get(k) == op.attrs[k] for k in _LOOKUP_ATTRS)
-            chain.lookup_grad = step_of[id(uses[0])] if same else None
-    return chain
+    pool = step_of.get(id(pools[0]))  # None: read from another block
+    return _Forward(step, pool) if pool is not None else None
 
 
-def _sum_of_grads(group: list[_Chain], readers, step_of):
+def _backward_chain(step, readers, step_of) -> _Backward | None:
+    op = step.op
+    if op.type != "sequence_pool_grad" or op.attrs.get("pooltype") != "SUM":
+        return None
+    uses = readers[op.output("X@GRAD")[0]]
+    if len(uses) != 1 or uses[0].type not in _LOOKUP_GRADS or not _sparse_lookup(uses[0]):
+        return None
+    grad = step_of.get(id(uses[0]))
+    return _Backward(step, grad) if grad is not None else None
+
+
+def _sum_of_grads(group: list[_Backward], readers, step_of):
     """The one `sum` step that adds exactly the group's table gradients and that alone reads them,
     if there is one (its output may take the name of one of them: what reads it later reads the sum)."""
-    if any(c.pool_grad is None or c.lookup_grad is None for c in group):
-        return None
     grads = [c.lookup_grad.op.output("W@GRAD")[0] for c in group]
     sums = {id(u): u for g in grads for u in readers[g] if u.type == "sum"}
     if len(sums) != 1:
@@ -139,12 +169,12 @@ def _sum_of_grads(group: list[_Chain], readers, step_of):
     return step_of[id(total)]
 
 
-def _untouched(group: list[_Chain], writers, firsts: list, lasts: list) -> bool:
+def _untouched(group: list, writers, firsts: list, lasts: list) -> bool:
     """No op between the first of `firsts` and the last of `lasts` writes the table or any ids, so
     one step at the first place reads what each original op read."""
     lo, hi = min(s.index for s in firsts), max(s.index for s in lasts)
-    block = group[0].lookup.op.block
-    names = {group[0].lookup.op.input("W")[0]} | {c.ids for c in group}
+    block = firsts[0].op.block
+    names = {group[0].table} | {c.ids for c in group}
     return not any(op.block is block and lo <= op.idx <= hi for n in names for op in writers[n])
 
 
@@ -193,7 +223,7 @@ def _one_id_each(ids) -> bool:
 # -- the two steps --------------------------------------------------------------------------------
 
 
-def _forward(group: list[_Chain]) -> _FusedStep:
+def _forward(group: list[_Forward]) -> _FusedStep:
     """Each lookup's Out and each pool's Out (a sequence of one row pools to that row) from one gather
     over all the group's ids."""
     op = group[0].lookup.op
@@ -218,18 +248,17 @@ def _forward(group: list[_Chain]) -> _FusedStep:
             values += [LoDTensor(part, i.levels), part] + ([None] if index else [])
         return values
 
-    return _FusedStep(fast, [op.input("W")[0]] + [c.ids for c in group], outs)
+    return _FusedStep(fast, [group[0].table] + [c.ids for c in group], outs)
 
 
-def _backward(group: list[_Chain], total) -> _FusedStep:
+def _backward(group: list[_Backward], total) -> _FusedStep:
     """Each pool's X@GRAD, each lookup's W@GRAD and their sum, the table's SelectedRows: the ids and
     the output gradients, concatenated in the sum's order."""
     order = {g: k for k, g in enumerate(total.op.input("X"))}
     group = sorted(group, key=lambda c: order[c.lookup_grad.op.output("W@GRAD")[0]])
     outs = [c.pool_grad.op.output("X@GRAD")[0] for c in group]
     outs += [c.lookup_grad.op.output("W@GRAD")[0] for c in group] + [total.op.output("Out")[0]]
-    ins = [group[0].lookup.op.input("W")[0]] + [c.ids for c in group]
-    ins += [c.pool_grad.op.input("Out@GRAD")[0] for c in group]
+    ins = [group[0].table] + [c.ids for c in group] + [c.pool_grad.op.input("Out@GRAD")[0] for c in group]
 
     def fast(xp, w, *args):
         ids, douts = args[: len(group)], [strip(d) for d in args[len(group) :]]
