@@ -182,6 +182,15 @@ def test_arithmetic_operators_match_numpy():
         np.testing.assert_allclose(got.numpy(), want, rtol=1e-6)
 
 
+def test_tensor_methods_are_the_paddle_functions():
+    a = np.arange(6, dtype="float32").reshape(2, 3)
+    x = paddle.to_tensor(a)
+    assert x.reshape([3, 2]).shape == [3, 2]
+    np.testing.assert_allclose(float(x.mean()), a.mean())
+    np.testing.assert_allclose(x.sum(axis=1).numpy(), a.sum(axis=1))
+    np.testing.assert_allclose(x.transpose([1, 0]).numpy(), a.T)
+
+
 def test_backward_twice_without_retain_graph_is_a_clear_error():
     x = paddle.to_tensor([1.0], stop_gradient=False)
     y = x * 2.0

@@ -252,6 +252,23 @@ class Tensor(Variable):
         return self._compare("greater_equal", other)
 
 
+def _method(name: str):
+    """Tensor.<name>(...) as paddle.<name>(tensor, ...), as Paddle's Tensor methods are."""
+
+    def method(self, *args, **kwargs):
+        from .. import tensor_api
+
+        return getattr(tensor_api, name)(self, *args, **kwargs)
+
+    method.__name__ = name
+    return method
+
+
+_METHODS = ("abs", "exp", "flatten", "log", "matmul", "mean", "reshape", "sqrt", "square", "sum", "tanh", "transpose")
+for _name in _METHODS:
+    setattr(Tensor, _name, _method(_name))
+
+
 class ParamBase(Tensor, Parameter):
     """An eager parameter: a Tensor that the optimizers and Layer treat as a Parameter."""
 
