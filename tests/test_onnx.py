@@ -68,9 +68,9 @@ def _onnx_runs(model, feed):
     return runs
 
 
-def _assert_exports(main, startup_scope, feed_names, fetch_names, feed, tmp_path):
+def _assert_exports(main, startup_scope, feed_names, fetch_names, feed, tmp_path, reload=True):
     """export -> check_model(full) -> onnxruntime and the reference evaluator equal the executor;
-    load(export) runs in the executor and equals it too."""
+    load(export) runs in the executor and equals it too (`reload`: the load op set suffices)."""
     expected = _run(prune_for_inference(main, feed_names, fetch_names), feed, fetch_names, startup_scope)
     path = tmp_path / "model.onnx"
     model = export(main, feed_names, fetch_names, scope=startup_scope, path=path)
@@ -78,6 +78,8 @@ def _assert_exports(main, startup_scope, feed_names, fetch_names, feed, tmp_path
     for runner, got in _onnx_runs(model, _plain(feed)).items():
         for name, g, want in zip(fetch_names, got, expected):
             np.testing.assert_allclose(g, want, rtol=TOL, atol=TOL, err_msg=f"{runner}: {name}")
+    if not reload:
+        return model
     program, scope, feeds, fetches = load(path)
     assert feeds == [i.name for i in model.graph.input if not i.name.endswith("@LOD")]
     loaded = _run(program, {k: feed[k] for k in feeds}, fetches, scope)  # a LoD feed as a LoDTensor
@@ -109,6 +111,14 @@ def test_mlp_exports_its_softmax_scores(tmp_path):
         probs = paddle.nn.functional.softmax(main.global_block().var(_last_output(main, "elementwise_add")))
     feed = {"image": np.random.default_rng(1).normal(size=(5, 784)).astype("float32")}
     _assert_exports(main, _started(startup), ["image"], [probs.name], feed, tmp_path)
+
+
+def test_mlp_exports_its_loss_and_accuracy_for_evaluation(tmp_path):
+    main, startup, image, label, loss, acc = mlp(lambda: paddle.optimizer.SGD(0.1), hidden=(16,))
+    rng = np.random.default_rng(1)
+    feed = {"image": rng.normal(size=(6, 784)).astype("float32"), "label": rng.integers(0, 10, (6, 1))}
+    model = _assert_exports(main, _started(startup), ["image", "label"], [loss.name, acc.name], feed, tmp_path, False)
+    assert {"LogSoftmax", "TopK"} <= {n.op_type for n in model.graph.node}
 
 
 def _load_example(relpath, name):
@@ -185,24 +195,23 @@ def test_wide_and_deep_exports_its_sigmoid(tmp_path):
     feed = {f"C{i}": _lod_ids(rng, [1] * 6, 100) for i in range(1, 4)}
     feed["dense_input"] = rng.normal(size=(6, 13)).astype("float32")
     feeds = ["dense_input"] + [f"C{i}" for i in range(1, 4)]
-    _assert_exports(main, _started(startup), feeds, [pred], feed, tmp_path)
+    scope = _started(startup)
+    _assert_exports(main, scope, feeds, [pred], feed, tmp_path)
+    feed["label"] = rng.integers(0, 2, (6, 1))  # the log loss and accuracy beside the prediction
+    metrics = [model.cost.name, model._metrics["acc"]["result"].name]
+    _assert_exports(main, scope, feeds + ["label"], metrics, feed, tmp_path, reload=False)
 
 
 def test_an_op_without_mapping_is_named_with_its_index():
     main, startup = Program(), Program()
     with program_guard(main, startup), unique_name.guard():
         x = paddle.static.data(name="x", shape=[None, 4], dtype="float32")
-        y = paddle.static.data(name="y", shape=[None, 1], dtype="int64")
-        out = main.global_block().create_var("out", (), "float32")
-        main.global_block().append_op(
-            "softmax_with_cross_entropy",
-            {"Logits": x, "Label": y},
-            {"Loss": out, "Softmax": main.global_block().create_var("sm", (), "float32")},
-        )
-    with pytest.raises(
-        FleetgraphError, match=r"op softmax_with_cross_entropy \(index 0 of block 0\) has no ONNX mapping"
-    ):
-        export(main, ["x", "y"], ["out"], scope=paddle.static.Scope())
+        block = main.global_block()
+        block.append_op("assign", {"X": x}, {"Out": block.create_var("a", (), "float32")})
+        block.append_op("uniform_random", {}, {"Out": block.create_var("noise", (), "float32")}, {"shape": [4]})
+        block.append_op("elementwise_add", {"X": "a", "Y": "noise"}, {"Out": block.create_var("out", (), "float32")})
+    with pytest.raises(FleetgraphError, match=r"op uniform_random \(index 1 of block 0\) has no ONNX mapping"):
+        export(main, ["x"], ["out"], scope=paddle.static.Scope())
 
 
 def test_export_refuses_an_opset_below_the_rules():

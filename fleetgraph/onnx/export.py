@@ -18,7 +18,7 @@ from onnx import helper, numpy_helper
 from ..ir import FleetgraphError, Program
 from ..ir.program import Variable
 from ..ir.prune import prune_for_inference
-from . import to_onnx_math, to_onnx_nn, to_onnx_tensor  # noqa: F401  (they fill EXPORTERS)
+from . import to_onnx_loss, to_onnx_math, to_onnx_nn, to_onnx_tensor  # noqa: F401  (they fill EXPORTERS)
 from .emitter import DOMAIN, EXPORTERS, OPSET, Emitter, UnsupportedOp, onnx_dtype
 
 LOD_SUFFIX = "@LOD"
