@@ -175,3 +175,28 @@ def test_by_norm_takes_one_norm_per_parameter_and_by_value_clips_on_the_pservers
     main, _ = t.get_pserver_programs("127.0.0.1:6174")
     assert main.global_block().ops[0].attrs["clip_block_id"] == -1
     assert "sum scale clip momentum" in op_summary(main)
+
+
+def test_a_parameter_with_need_clip_false_is_averaged_and_updated_on_its_pserver_unscaled():
+    from ps_helpers import transpile
+
+    def build():
+        main, startup = Program(), Program()
+        with program_guard(main, startup), unique_name.guard():
+            x = paddle.static.data(name="x", shape=[None, 13], dtype="float32")
+            y = paddle.static.data(name="y", shape=[None, 1], dtype="float32")
+            b_attr = paddle.ParamAttr(name="b", need_clip=False)
+            pred = paddle.static.nn.fc(x, size=1, weight_attr=paddle.ParamAttr(name="w"), bias_attr=b_attr)
+            loss = paddle.mean(paddle.nn.functional.square_error_cost(pred, y))
+            paddle.optimizer.SGD(0.1, grad_clip=paddle.nn.ClipGradByGlobalNorm(0.5)).minimize(loss)
+        return main, startup
+
+    t = transpile(build)
+    assert "clip: 1 averaged gradients on the pservers, by their global norm to 0.5" in str(t.plan)
+    blocks = {}
+    for ep in ("127.0.0.1:6174", "127.0.0.1:6175"):
+        main, _ = t.get_pserver_programs(ep)
+        for entry in main.global_block().ops[0].attrs["grad_to_block_id"]:
+            grad, idx = entry.rsplit(":", 1)
+            blocks[grad] = [op.type for op in main.block(int(idx)).ops]
+    assert blocks == {"w@GRAD": ["elementwise_mul", "sgd"], "b@GRAD": ["sum", "scale", "sgd"]}

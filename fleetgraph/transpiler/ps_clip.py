@@ -45,6 +45,12 @@ class ClipPlan:
     clip_norm: float
     clipped: tuple[tuple[str, str, str], ...]  # (parameter, its gradient, the clipped gradient)
     groups: tuple[tuple[str, ...], ...]  # parameters whose squares add up to one norm
+    dtype: str = "float32"  # of the gradients, their norms and scales
+
+    def __str__(self) -> str:
+        what = {"value": "by value", "norm": "by each parameter's norm", "global_norm": "by their global norm"}
+        limit = f" to {self.clip_norm:g}" if self.groups else ""
+        return f"  clip: {len(self.clipped)} averaged gradients on the pservers, {what[self.kind]}{limit}"
 
     def clipped_grad(self, param: str) -> str | None:
         return {p: c for p, _, c in self.clipped}.get(param)
@@ -74,30 +80,33 @@ def plan_clip(program: Program, params: list[str]) -> ClipPlan | None:
     if len(kinds) > 1:
         raise FleetgraphError(f"transpile: gradient clipping of kinds {sorted(kinds)}; expected one grad_clip")
     kind = kinds.pop()
+    dtype = program.global_block().var_recursive(finals[0].input("X")[0]).dtype
     clipped = tuple((op.attrs["op_role_var"][0], op.input("X")[0], op.output("Out")[0]) for op in finals)
     if kind == "value":
-        return ClipPlan(kind, 0.0, clipped, ())
+        return ClipPlan(kind, 0.0, clipped, (), dtype)
     if kind == "norm":
         limits = {float(op.attrs["max_norm"]) for op in finals}
         if len(limits) > 1:
             raise FleetgraphError(f"transpile: clip_by_norm with limits {sorted(limits)}; expected one grad_clip")
-        return ClipPlan(kind, limits.pop(), clipped, tuple((p,) for p, _, _ in clipped))
+        return ClipPlan(kind, limits.pop(), clipped, tuple((p,) for p, _, _ in clipped), dtype)
     limit = [float(op.attrs["value"]) for op in ops if op.type == "fill_constant"]
     if len(limit) != 1:
         raise FleetgraphError(f"transpile: global-norm clip with {len(limit)} limits (fill_constant); expected 1")
-    return ClipPlan(kind, limit[0], clipped, (tuple(p for p, _, _ in clipped),))
+    return ClipPlan(kind, limit[0], clipped, (tuple(p for p, _, _ in clipped),), dtype)
 
 
 def append_trainer_scale(block: Block, clip: ClipPlan, endpoints: list[str], scale_name: str, trainer_id: int):
     """Step 3: after the send barrier (whose output `SQUARES` is [pservers, groups]), each group's
     scale, sent to every pserver as `scale_name`."""
-    shape, dtype = [len(clip.groups)], "float32"
+    shape, dtype = [len(clip.groups)], clip.dtype
     for name in ("@CLIP_SUM@", "@CLIP_NORM@", "@CLIP_LIMIT@", "@CLIP_MAX@", SCALE):
         block.create_var(name, shape, dtype)
     block.append_op("reduce_sum", {"X": [SQUARES]}, {"Out": ["@CLIP_SUM@"]}, {"dim": [0], **_DIST})
     block.append_op("sqrt", {"X": ["@CLIP_SUM@"]}, {"Out": ["@CLIP_NORM@"]}, _DIST)
     block.append_op(
-        "fill_constant", outputs={"Out": ["@CLIP_LIMIT@"]}, attrs={"shape": shape, "value": clip.clip_norm, **_DIST}
+        "fill_constant",
+        outputs={"Out": ["@CLIP_LIMIT@"]},
+        attrs={"shape": shape, "value": clip.clip_norm, "dtype": dtype, **_DIST},
     )
     block.append_op("elementwise_max", {"X": ["@CLIP_LIMIT@"], "Y": ["@CLIP_NORM@"]}, {"Out": ["@CLIP_MAX@"]}, _DIST)
     block.append_op("elementwise_div", {"X": ["@CLIP_LIMIT@"], "Y": ["@CLIP_MAX@"]}, {"Out": [SCALE]}, _DIST)
@@ -125,29 +134,30 @@ def append_squares(block: Block, root: Block, clip: ClipPlan, owned: list[tuple[
             if sparse:  # a sparse gradient's norm is that of its merged rows, as one process takes it
                 rows, dense = f"{grad}@CLIP_ROWS", f"{grad}@CLIP_DENSE"
                 root.create_var(rows, root.var(grad).shape, root.var(grad).dtype, type="selected_rows")
-                _declare(root, dense, [-1, *root.var(grad).shape[1:]])
+                _declare(root, dense, [-1, *root.var(grad).shape[1:]], clip.dtype)
                 block.append_op("merge_selected_rows", {"X": [grad]}, {"Out": [rows]}, role)
                 block.append_op("get_tensor_from_selected_rows", {"X": [rows]}, {"Out": [dense]}, role)
             square, total = f"{grad}@CLIP_SQUARE", f"{grad}@CLIP_SUM"
-            _declare(root, square, root.var(dense).shape if not sparse else root.var(grad).shape[1:])
-            _declare(root, total, [1])
+            _declare(root, square, root.var(dense).shape if not sparse else root.var(grad).shape[1:], clip.dtype)
+            _declare(root, total, [1], clip.dtype)
             block.append_op("square", {"X": [dense]}, {"Out": [square]}, role)
             block.append_op("reduce_sum", {"X": [square]}, {"Out": [total]}, {"reduce_all": True, **role})
             sums.append(total)
-        part = _declare(root, f"{SQUARES}.group{g}", [1])
+        part = _declare(root, f"{SQUARES}.group{g}", [1], clip.dtype)
         if not sums:
-            block.append_op("fill_constant", outputs={"Out": [part]}, attrs={"shape": [1], "value": 0.0, **role})
+            attrs = {"shape": [1], "value": 0.0, "dtype": clip.dtype, **role}
+            block.append_op("fill_constant", outputs={"Out": [part]}, attrs=attrs)
         else:
             block.append_op("sum", {"X": sums}, {"Out": [part]}, role)
         parts.append(part)
-    _declare(root, SQUARES, [len(clip.groups)])
+    _declare(root, SQUARES, [len(clip.groups)], clip.dtype)
     block.append_op("concat", {"X": parts}, {"Out": [SQUARES]}, {"axis": 0, **role})
 
 
 def declare_scale(root: Block, clip: ClipPlan, received: list[str]) -> None:
     """The scale the pserver applies, and the names the trainers send it under."""
     for name in dict.fromkeys([SCALE, *received]):
-        _declare(root, name, [len(clip.groups)])
+        _declare(root, name, [len(clip.groups)], clip.dtype)
 
 
 def _declare(root: Block, name: str, shape, dtype: str = "float32") -> str:
@@ -161,6 +171,6 @@ def append_scaled_grad(block: Block, root: Block, clip: ClipPlan, param: str, me
     role = {"op_role": int(OpRole.Optimize), "op_role_var": [param, merged]}
     scale, g = SCALE, clip.group_of(param)
     if len(clip.groups) > 1:
-        scale = _declare(root, f"{SCALE}.group{g}", [1])
+        scale = _declare(root, f"{SCALE}.group{g}", [1], clip.dtype)
         block.append_op("slice", {"Input": [SCALE]}, {"Out": [scale]}, {"starts": [g], "ends": [g + 1], **role})
     block.append_op("elementwise_mul", {"X": [merged], "Y": [scale]}, {"Out": [clipped]}, role)

@@ -196,6 +196,8 @@ class DistPlan:
                     f"    {b.name}: rows {b.offset}:{b.offset + b.rows} of {p.param} "
                     f"{list(p.shape)} -> {list(b.shape)} {p.dtype}{kind}"
                 )
+        if self.clip is not None:
+            lines.append(str(self.clip))
         return "\n".join(lines)
 
 

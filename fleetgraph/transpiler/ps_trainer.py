@@ -68,7 +68,7 @@ def build_trainer_program(program: Program, plan: DistPlan, trainer_id: int, *, 
     if plan.sync:  # step 4
         norm_clip = plan.clip is not None and plan.clip.groups
         if norm_clip:  # what the pservers answer: each one's sums of squares, one per norm group
-            block.create_var(SQUARES, [len(plan.endpoints), len(plan.clip.groups)], "float32")
+            block.create_var(SQUARES, [len(plan.endpoints), len(plan.clip.groups)], plan.clip.dtype)
         block.append_op(
             "send_barrier",
             outputs={"Out": [SQUARES]} if norm_clip else None,
