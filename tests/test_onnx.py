@@ -14,9 +14,10 @@ from onnx.reference import ReferenceEvaluator  # noqa: E402
 
 import fleetgraph as paddle  # noqa: E402
 import fleetgraph.fluid as fluid  # noqa: E402
-from fleetgraph.ir import FleetgraphError, Program, program_guard, unique_name  # noqa: E402
+from fleetgraph.ir import FleetgraphError, Program, op_summary, program_guard, unique_name  # noqa: E402
 from fleetgraph.ir.prune import prune_for_inference  # noqa: E402
-from fleetgraph.onnx import export, load  # noqa: E402
+from fleetgraph.onnx import export, load, startup_program  # noqa: E402
+from fleetgraph.transpiler import DistributeTranspiler  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -278,6 +279,30 @@ def test_a_loaded_mlp_fine_tunes_with_sgd():
     y = (x[:, :1] > 0).astype("int64")
     losses = [float(_run(program, {"x": x, "label": y}, [loss.name], scope)[0][0]) for _ in range(8)]
     assert losses[-1] < losses[0] * 0.8, losses
+
+
+def test_a_loaded_mlp_prints_and_transpiles_for_two_pservers():
+    program, scope, feeds, fetches = load(_gemm_mlp())
+    assert op_summary(program) == "block0: matmul elementwise_add relu matmul scale elementwise_add softmax"
+    startup = startup_program(program, scope)  # the loaded values, as ops the pservers' startups take
+    with program_guard(program, startup):
+        label = paddle.static.data(name="label", shape=[None, 1], dtype="int64")
+        probs = program.global_block().var("probs")
+        loss = paddle.mean(paddle.nn.functional.cross_entropy(probs, label, use_softmax=False))
+        paddle.optimizer.SGD(learning_rate=0.5).minimize(loss)
+    t = DistributeTranspiler()
+    t.transpile(0, program=program, pservers="127.0.0.1:6174,127.0.0.1:6175", trainers=2, startup_program=startup)
+    trainer_ops = [op.type for op in t.get_trainer_program().global_block().ops]
+    assert trainer_ops.count("send") == 4 and trainer_ops.count("recv") == 4  # w1, b1, w2, b2
+    endpoints = ("127.0.0.1:6174", "127.0.0.1:6175")
+    served = [t.get_pserver_program(ep) for ep in endpoints]
+    assert sum(len(p.blocks) - 1 for p in served) == 4  # one optimize block per parameter
+    # each pserver starts from the loaded values of what it owns
+    pserver_scope = paddle.static.Scope()
+    for ep, pserver in zip(endpoints, served):
+        _executor().run(t.get_startup_program(ep, pserver), scope=pserver_scope)
+    for name in ("w1", "b1", "w2", "b2"):
+        np.testing.assert_array_equal(pserver_scope.vars[name], scope.vars[name])
 
 
 def test_a_conv_batch_norm_pool_net_loads_and_matches_the_reference():

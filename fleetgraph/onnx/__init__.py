@@ -3,6 +3,6 @@
 from __future__ import annotations
 
 from .export import export
-from .load import load
+from .load import load, startup_program
 
-__all__ = ["export", "load"]
+__all__ = ["export", "load", "startup_program"]

@@ -17,6 +17,7 @@ import onnx
 from onnx import helper, numpy_helper
 
 from ..ir import FleetgraphError, Program
+from ..ops.tensor import VALUE_ATTRS
 from . import from_onnx  # noqa: F401  (fills IMPORTERS)
 from .builder import IMPORTERS, Builder, Unsupported, node_attrs
 from .emitter import DOMAIN
@@ -61,6 +62,27 @@ def load(path_or_model):
     for name in fetches:
         b.var(name)  # an output that is a constant becomes a variable too
     return program, _scope(b.values), [v.name for v in feeds], fetches  # step 5
+
+
+def startup_program(program: Program, scope) -> Program:
+    """A startup program that sets each loaded constant from `scope` (one assign_value op each), for
+    what needs its values as ops: a transpiler hands them to the pservers that own the parameters."""
+    startup = Program()
+    block = startup.global_block()
+    for var in program.list_vars():
+        if not var.persistable or var.name not in scope.vars:
+            continue
+        value = np.asarray(scope.vars[var.name])
+        kind = VALUE_ATTRS.get(str(value.dtype))
+        if kind is None:
+            raise FleetgraphError(
+                f"onnx startup_program: {var.name!r} is {value.dtype}; expected one of {sorted(VALUE_ATTRS)}"
+            )
+        block.create_var(var.name, value.shape, str(value.dtype), persistable=True)
+        values = value.reshape(-1).tolist()
+        attrs = {"shape": list(value.shape), "dtype": str(value.dtype), kind: values}
+        block.append_op("assign_value", {}, {"Out": var.name}, attrs)
+    return startup
 
 
 def _read(path_or_model) -> onnx.ModelProto:
