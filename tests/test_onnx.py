@@ -208,10 +208,11 @@ def test_an_op_without_mapping_is_named_with_its_index():
     with program_guard(main, startup), unique_name.guard():
         x = paddle.static.data(name="x", shape=[None, 4], dtype="float32")
         block = main.global_block()
+        block.append_op("relu", {"X": x}, {"Out": block.create_var("unused", (), "float32")})  # pruned away
         block.append_op("assign", {"X": x}, {"Out": block.create_var("a", (), "float32")})
         block.append_op("uniform_random", {}, {"Out": block.create_var("noise", (), "float32")}, {"shape": [4]})
         block.append_op("elementwise_add", {"X": "a", "Y": "noise"}, {"Out": block.create_var("out", (), "float32")})
-    with pytest.raises(FleetgraphError, match=r"op uniform_random \(index 1 of block 0\) has no ONNX mapping"):
+    with pytest.raises(FleetgraphError, match=r"op uniform_random \(index 2 of block 0\) has no ONNX mapping"):
         export(main, ["x"], ["out"], scope=paddle.static.Scope())
 
 

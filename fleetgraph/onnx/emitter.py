@@ -111,10 +111,6 @@ class Emitter:
         """A one-element constant of the dtype of variable `like` (broadcasts in Add/Mul/...)."""
         return self.const(np.asarray(value, dtype=self.dtype(like)))
 
-    def rank1(self, name: str) -> str:
-        """A rank-0 result reshaped to [1], as fleetgraph's reductions return."""
-        return self.node("Reshape", [name, self.const([1])])
-
 
 class FunctionBody:
     """The nodes of a function's body: constants are Constant nodes (a body sees no initializer)."""

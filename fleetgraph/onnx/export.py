@@ -46,17 +46,15 @@ def export(
         if block.var(name).lod_level:
             e.lods[name] = name + LOD_SUFFIX
     e.initializers += _initializers(block, feeds, _scope(scope))  # step 3
-    for i, op in enumerate(block.ops):  # step 4
+    for op in block.ops:  # step 4
         rule = EXPORTERS.get(op.type)
+        where = f"onnx export: op {op.type} (index {_index_in(program, op)} of block 0)"
         if rule is None:
-            raise FleetgraphError(
-                f"onnx export: op {op.type} (index {i} of block 0) has no ONNX mapping; "
-                f"expected one of {', '.join(sorted(EXPORTERS))}"
-            )
+            raise FleetgraphError(f"{where} has no ONNX mapping; expected one of {', '.join(sorted(EXPORTERS))}")
         try:
             rule(e, op)
         except UnsupportedOp as err:
-            raise FleetgraphError(f"onnx export: op {op.type} (index {i} of block 0): {err}") from None
+            raise FleetgraphError(f"{where}: {err}") from None
         _carry_lod(e, op)
     read = {n for node in e.nodes for n in node.input}
     for name in feeds:  # a LoD is an input only where some op reads it (sequence_pool)
@@ -79,6 +77,14 @@ def export(
     if path is not None:
         onnx.save(model, str(path))
     return model
+
+
+def _index_in(program: Program, op) -> int:
+    """The index of a pruned op in the user's program (the op writing the same outputs)."""
+    for i, candidate in enumerate(program.global_block().ops):
+        if candidate.type == op.type and candidate.outputs == op.outputs:
+            return i
+    return -1
 
 
 def _scope(scope):
