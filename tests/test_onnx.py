@@ -480,3 +480,26 @@ def test_tensor_and_math_ops_export_as_the_executor_computes_them(tmp_path):
     )
     feed = {"x": rng.normal(size=(3, 4, 6)).astype("float32"), "ids": np.array([[1], [3], [9]], dtype="int64")}
     _assert_exports(main, scope, ["x", "ids"], ["p", "rs", "avg"], feed, tmp_path)
+
+
+@pytest.mark.parametrize(
+    "conv, pool",
+    [
+        ({"groups": 2, "dilations": [2, 1], "paddings": [1, 0, 2, 1], "strides": [1, 2]}, {"pooling_type": "max"}),
+        ({"padding_algorithm": "SAME", "strides": [2, 2]}, {"pooling_type": "avg", "exclusive": False}),
+        ({"padding_algorithm": "VALID"}, {"pooling_type": "avg", "ceil_mode": True}),
+    ],
+)
+def test_conv_and_pool_window_attrs_export_as_the_kernels_compute(conv, pool, tmp_path):
+    main = Program()
+    block = main.global_block()
+    x = block.create_var("x", (-1, 4, 9, 8), "float32", is_data=True)
+    block.create_var("f", (6, 4 // conv.get("groups", 1), 3, 3), "float32", persistable=True)
+    block.append_op("conv2d", {"Input": x, "Filter": "f"}, {"Output": block.create_var("c", (), "float32")}, conv)
+    pool_attrs = {"ksize": [3, 2], "strides": [2, 2], "paddings": [1, 1], **pool}
+    block.append_op("pool2d", {"X": "c"}, {"Out": block.create_var("p", (), "float32")}, pool_attrs)
+    rng = np.random.default_rng(14)
+    scope = paddle.static.Scope()
+    scope.vars["f"] = rng.normal(size=block.var("f").shape).astype("float32")
+    feed = {"x": rng.normal(size=(2, 4, 9, 8)).astype("float32")}
+    _assert_exports(main, scope, ["x"], ["p"], feed, tmp_path)
