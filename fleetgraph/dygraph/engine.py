@@ -254,15 +254,20 @@ def _record(s: _Spec, inputs: dict, outputs: dict, attrs: dict) -> None:
         return
     values, in_names, out_names = {}, {}, {}
     for slot, ts in inputs.items():
-        in_names[slot] = [t.name for t in ts]
+        names = in_names[slot] = []
         for t in ts:
-            values[t.name] = t.value
+            name = t.name
+            names.append(name)
+            values[name] = t.value
     node = Node(s.type, in_names, out_names, attrs, values, parents)
     for slot, ts in outputs.items():
-        out_names[slot] = [t.name for t in ts]
+        names = out_names[slot] = []
+        inplace = slot in s.inplace
         for t in ts:
-            values[t.name] = t.value
-            if slot not in s.inplace:
+            name = t.name
+            names.append(name)
+            values[name] = t.value
+            if not inplace:
                 t.stop_gradient = False
                 t._node = node
 
