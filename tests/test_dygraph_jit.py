@@ -80,6 +80,23 @@ def test_jit_save_and_load_round_trip(tmp_path):
     np.testing.assert_allclose(loaded(x).numpy(), want, rtol=1e-6, atol=1e-6)
 
 
+def test_a_traced_resnet_exports_to_onnx_and_runs_there_as_in_dynamic_mode():
+    ort = pytest.importorskip("onnxruntime")
+    import resnet_dygraph
+
+    from fleetgraph import onnx as fg_onnx
+
+    model = resnet_dygraph.ResNet(class_dim=5)
+    model.eval()
+    x = _pictures()
+    want = model(x).numpy()
+    traced = paddle.jit.trace(model, [paddle.jit.InputSpec([None, 3, 32, 32], "float32")])
+    proto = fg_onnx.export(traced.program, traced.feed_names, traced.fetch_vars, scope=traced.scope())
+    session = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"])
+    (got,) = session.run(None, {traced.feed_names[0]: x.numpy()})
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
 def test_to_static_refuses_a_plain_function():
     with pytest.raises(paddle.FleetgraphError, match="expected a paddle.nn.Layer"):
         paddle.jit.to_static(lambda x: x)

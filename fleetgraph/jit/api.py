@@ -48,10 +48,15 @@ class Traced:
         self.program, self.feed_names, self.fetch_vars, self.params = program, feeds, fetches, params
         self._exe = Executor()
 
-    def run(self, *inputs) -> list[np.ndarray]:
+    def scope(self) -> Scope:
+        """A scope holding the parameters' current values (to run, save or export the program)."""
         scope = Scope()
         for name, p in self.params.items():
             scope.vars[name] = p.value
+        return scope
+
+    def run(self, *inputs) -> list[np.ndarray]:
+        scope = self.scope()
         feed = {n: np.asarray(getattr(v, "value", v)) for n, v in zip(self.feed_names, inputs)}
         outs = self._exe.run(self.program, feed=feed, fetch_list=self.fetch_vars, scope=scope)
         for name, p in self.params.items():  # batch_norm's running statistics, in training
@@ -180,9 +185,7 @@ def save(layer, path: str, input_spec=None, **configs) -> None:
     from ..persistence import static_save_inference_model
 
     exe = Executor()
-    scope = Scope()
-    for name, p in traced.params.items():
-        scope.vars[name] = p.value
+    scope = traced.scope()
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     with scope_guard(scope):
         static_save_inference_model(path, traced.feed_names, traced.fetch_vars, exe, traced.program)
