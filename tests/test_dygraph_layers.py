@@ -210,3 +210,17 @@ def test_layers_built_after_enable_static_build_a_program():
     assert not isinstance(fc.weight, paddle.Tensor) and fc.weight.name in main.global_block().vars
     assert [op.type for op in main.global_block().ops] == ["matmul", "elementwise_add"]
     assert y.shape == (-1, 2)
+
+
+@pytest.mark.parametrize(("layers", "params"), [(18, 11_689_512), (50, 25_557_032)])
+def test_the_dygraph_resnet_example_has_the_published_size(layers, params):
+    """examples/resnet/resnet_dygraph.py: trainable parameters of ResNet-18 and -50 at 1000 classes."""
+    import importlib.util
+    import os
+
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples", "resnet")
+    spec = importlib.util.spec_from_file_location("resnet_dygraph_example", os.path.join(path, "resnet_dygraph.py"))
+    resnet = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(resnet)
+    model = resnet.ResNet(layers=layers, class_dim=1000)
+    assert sum(int(np.prod(p.shape)) for p in model.parameters() if p.trainable) == params
