@@ -93,6 +93,15 @@ def test_inspect_reads_an_onnx_model(capsys, tmp_path):
     assert "relu" in out.split()
 
 
+def test_inspect_corrupt_onnx_file_exits_2_with_one_line(capsys, tmp_path):
+    pytest.importorskip("fleetgraph.onnx")
+    path = tmp_path / "bad.onnx"
+    path.write_bytes(b"not a protobuf")
+    status, out, err = _run(capsys, "inspect", path, "--summary")
+    assert (status, out) == (2, "")
+    assert err.startswith(f"fleetgraph inspect: {path}: ") and err.count("\n") == 1
+
+
 def test_python_dash_m_fleetgraph_runs_the_command_line(saved):
     done = subprocess.run(
         [sys.executable, "-m", "fleetgraph", "inspect", str(saved / "main.json"), "--summary"],
