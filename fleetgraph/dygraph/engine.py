@@ -403,8 +403,15 @@ def _run_slot_grad_op(node: Node, maker, grads: dict) -> dict[str, list]:
     wanted = {}
     for slot, base, _ in plan.outs:
         names = fins.get(base) or fouts.get(base)
-        if names and any(n in parents for n in names):
-            wanted[slot] = [n if n in parents else None for n in names]
+        if not names:
+            continue
+        if len(names) == 1:
+            if names[0] in parents:
+                wanted[slot] = names
+            continue
+        chosen = [n if n in parents else None for n in names]
+        if chosen.count(None) < len(chosen):
+            wanted[slot] = chosen
     if not wanted:
         return {}
     args = []
