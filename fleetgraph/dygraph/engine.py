@@ -1,36 +1,22 @@
-"""Eager execution over the op registry: an op's registered kernel runs at once and the op goes on a
-tape; `backward` runs the registered grad ops of the tape's ops, last first.
-
-Steps of `backward(loss)`:
-  1. collect the tape nodes the loss depends on, newest first (a node's sequence number orders it
-     after everything it read);
-  2. seed the loss gradient with ones;
-  3. for each node whose outputs received a gradient, ask its op's grad maker (the one static
-     autodiff uses) for the grad ops, keep only gradients of inputs that need one, and run their
-     kernels, reading forward values saved on the node and zeros for output gradients never written;
-  4. add up the gradients a variable receives from several ops (dense or SelectedRows);
-  5. add the gradients of leaves (parameters, tensors with stop_gradient False) into their `.grad`,
-     run the post-backward hooks (DataParallel's all-reduce), and free the tape unless retained.
-"""
+"""Eager execution over the op registry: an op's registered kernel runs at once on Tensors' values,
+and, when gradients are on and an input needs one, the op goes on the tape as a Node (its slots'
+names, attrs and the values its grad ops may read); `tape.backward` walks the Nodes."""
 
 from __future__ import annotations
 
 import itertools
-from typing import Any
 
 import numpy as np
 
 from ..executor import rng
 from ..ir import FleetgraphError, KernelError, get_op_def
 from ..ir.errors import fmt_shape
-from ..ir.program import Operator
-from ..ir.registry import COMMON_ATTRS, GRAD_SUFFIX
-from ..ops.selected_rows import SelectedRows, merge_dense
+from ..ir.registry import COMMON_ATTRS
+from ..ops.selected_rows import SelectedRows
 from . import mode
 
 _seq = itertools.count()
 Tensor = None  # dygraph.tensor.Tensor, set when that module loads (it imports this one)
-_post_backward_hooks: list = []
 
 
 class _Spec:
@@ -270,202 +256,3 @@ def _record(s: _Spec, inputs: dict, outputs: dict, attrs: dict) -> None:
             if not inplace:
                 t.stop_gradient = False
                 t._node = node
-
-
-# -- backward --------------------------------------------------------------------------------------
-
-
-def _as_op(node: Node) -> Operator:
-    return Operator(None, node.type, node.inputs, node.outputs, node.attrs)
-
-
-def _zeros_like(value):
-    if isinstance(value, SelectedRows):
-        return np.zeros(value.shape, value.dtype)
-    return np.zeros_like(value)
-
-
-def backward(loss, grad=None, retain_graph: bool = False) -> None:
-    """Gradients of `loss` into the `.grad` of every leaf it depends on."""
-    if loss.stop_gradient:
-        raise FleetgraphError(
-            f"backward: {loss.name!r} does not depend on any tensor that needs a gradient (stop_gradient is True)"
-        )
-    nodes: dict[int, Node] = {}  # step 1
-    stack = [loss._node]
-    while stack:
-        node = stack.pop()
-        if node is None or id(node) in nodes:
-            continue
-        if node.values is None:
-            raise FleetgraphError(
-                "backward: the graph was freed by an earlier backward(); pass retain_graph=True to the first call"
-            )
-        nodes[id(node)] = node
-        stack.extend(t._node for t in node.parents.values() if t._node is not None)
-    seed = np.ones_like(loss.value) if grad is None else np.asarray(getattr(grad, "value", grad), loss.value.dtype)
-    grads: dict[str, Any] = {loss.name: seed}  # step 2
-    leaves: dict[str, Any] = {}
-    if loss._node is None:
-        leaves[loss.name] = loss
-    for node in sorted(nodes.values(), key=lambda n: n.seq, reverse=True):
-        outs = [n for names in node.outputs.values() for n in names]
-        if not any(n in grads for n in outs):
-            continue
-        produced = _run_grad_ops(node, grads)  # step 3
-        for name, parts in produced.items():  # step 4
-            if name in grads:
-                parts = [grads[name], *parts]
-            grads[name] = parts[0] if len(parts) == 1 else merge_dense(np, parts)
-            parent = node.parents[name]
-            if parent._node is None:
-                leaves[name] = parent
-    for name, t in leaves.items():  # step 5
-        g = grads.get(name)
-        if g is not None:
-            t._grad = g if t._grad is None else merge_dense(np, [t._grad, g])
-    for hook in list(_post_backward_hooks):
-        hook()
-    if not retain_graph:
-        for node in nodes.values():
-            node.values = None
-
-
-def _run_grad_ops(node: Node, grads: dict) -> dict[str, list]:
-    """Run the grad ops of one node; the gradients it gives each of its parents."""
-    maker = get_op_def(node.type).grad
-    if hasattr(maker, "inputs"):  # a make_grad_op maker: one grad op whose slots name forward slots
-        return _run_slot_grad_op(node, maker, grads)
-    descs = maker(_as_op(node))
-    env: dict[str, Any] = {}
-    produced: dict[str, list] = {}
-    for desc in descs:
-        outputs = {
-            slot: [n if n.endswith(GRAD_SUFFIX) and n[: -len(GRAD_SUFFIX)] in node.parents else None for n in names]
-            for slot, names in desc["outputs"].items()
-        }
-        outputs = {slot: names for slot, names in outputs.items() if any(names)}
-        if not outputs:
-            continue
-        s = spec(desc["type"])
-        args = []
-        for slot, dup in s.ins:
-            names = desc["inputs"].get(slot)
-            if not names:
-                args.append(None)
-                continue
-            values = [_lookup(n, node, grads, env) for n in names]
-            args.append(values if dup else values[0])
-        attrs = merged_attrs(s, desc.get("attrs"))
-        result = run_kernel(s, args, attrs, outputs, next(n for ns in outputs.values() for n in ns if n), True)
-        results = [result] if s.single_out else result
-        for (slot, dup), value in zip(s.outs, results):
-            names = outputs.get(slot)
-            if not names:
-                continue
-            for n, v in zip(names, value if dup else [value]):
-                if n is not None and v is not None:
-                    env[n] = _array(v)
-                    produced.setdefault(n[: -len(GRAD_SUFFIX)], []).append(env[n])
-    return produced
-
-
-class _GradPlan:
-    """How a make_grad_op maker's grad op reads one op type's node, worked out once per type: for
-    each grad-op input slot, the forward slot it reads and whether it is that slot's gradient; for
-    each output 'X@GRAD', the forward slot X."""
-
-    __slots__ = ("spec", "ins", "outs")
-
-    def __init__(self, node: Node, maker) -> None:
-        self.spec = spec(maker(_as_op(node))[0]["type"])
-        wanted_in, wanted_out = set(maker.inputs), set(maker.outputs)
-        self.ins = [
-            (slot[: -len(GRAD_SUFFIX)] if slot.endswith(GRAD_SUFFIX) else slot, slot.endswith(GRAD_SUFFIX), dup)
-            if slot in wanted_in
-            else None
-            for slot, dup in self.spec.ins
-        ]
-        self.outs = [(slot, slot[: -len(GRAD_SUFFIX)], dup) for slot, dup in self.spec.outs if slot in wanted_out]
-
-
-_PLANS: dict[str, _GradPlan] = {}
-
-
-def _run_slot_grad_op(node: Node, maker, grads: dict) -> dict[str, list]:
-    """What `_run_grad_ops` does for the common maker, without building names: the grad op's input
-    slot 'X' reads the forward values of slot X, 'Out@GRAD' the gradients of slot Out's outputs (zeros
-    where none arrived), and output 'X@GRAD' gives the gradients of slot X's inputs."""
-    plan = _PLANS.get(node.type)
-    if plan is None:
-        plan = _PLANS[node.type] = _GradPlan(node, maker)
-    parents, values, fins, fouts = node.parents, node.values, node.inputs, node.outputs
-    wanted = {}
-    for slot, base, _ in plan.outs:
-        names = fins.get(base) or fouts.get(base)
-        if not names:
-            continue
-        if len(names) == 1:
-            if names[0] in parents:
-                wanted[slot] = names
-            continue
-        chosen = [n if n in parents else None for n in names]
-        if chosen.count(None) < len(chosen):
-            wanted[slot] = chosen
-    if not wanted:
-        return {}
-    args = []
-    for entry in plan.ins:
-        if entry is None:
-            args.append(None)
-            continue
-        base, is_grad, dup = entry
-        names = fins.get(base) or fouts.get(base) or ()
-        if is_grad:
-            got = [grads[n] if n in grads else _zeros_like(values[n]) for n in names]
-        else:
-            got = [values[n] for n in names]
-        args.append((got if dup else got[0]) if got else None)
-    s = plan.spec
-    attrs = node.attrs
-    kwargs = {k: attrs[k] if k in attrs else default for k, default in s.attrs.items()}
-    if s.want:
-        kwargs["need"] = frozenset(wanted)
-    try:
-        result = s.kernel(np, *args, **kwargs)
-    except FleetgraphError:
-        raise
-    except Exception:
-        run_kernel(s, args, attrs, wanted, "")  # raises, naming the op
-        raise
-    results = [result] if s.single_out else result
-    produced: dict[str, list] = {}
-    for (slot, dup), value in zip(s.outs, results):
-        names = wanted.get(slot)
-        if not names:
-            continue
-        for n, v in zip(names, value if dup else [value]):
-            if n is not None and v is not None:
-                produced.setdefault(n, []).append(_array(v))
-    return produced
-
-
-def _lookup(name: str, node: Node, grads: dict, env: dict):
-    if name in env:
-        return env[name]
-    if name.endswith(GRAD_SUFFIX):
-        base = name[: -len(GRAD_SUFFIX)]
-        if base in grads:
-            return grads[base]
-        return _zeros_like(node.values[base])
-    return node.values[name]
-
-
-def register_post_backward_hook(hook) -> None:
-    """`hook()` runs after every backward(), once the leaves hold their gradients."""
-    _post_backward_hooks.append(hook)
-
-
-def remove_post_backward_hook(hook) -> None:
-    if hook in _post_backward_hooks:
-        _post_backward_hooks.remove(hook)

@@ -22,7 +22,7 @@ import numpy as np
 from ..ir import FleetgraphError
 from ..ops.collective import coalesced_offsets
 from ..ops.selected_rows import SelectedRows
-from . import engine
+from . import tape
 from .dispatch import run_eagerly
 from .mode import no_grad
 from .tensor import Tensor
@@ -136,8 +136,8 @@ class DataParallel:
             self._broadcast_parameters()  # step 1
             ref = weakref.ref(self)
             self._hook = lambda: (lambda me: me is not None and me._allreduce_grads())(ref())
-            engine.register_post_backward_hook(self._hook)
-            weakref.finalize(self, engine.remove_post_backward_hook, self._hook)
+            tape.register_post_backward_hook(self._hook)
+            weakref.finalize(self, tape.remove_post_backward_hook, self._hook)
 
     # -- the wrapped layer -----------------------------------------------------------------------
     def __call__(self, *args, **kwargs):

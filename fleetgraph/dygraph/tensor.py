@@ -11,7 +11,7 @@ from ..ir import FleetgraphError
 from ..ir.dtypes import convert_dtype
 from ..ir.program import Parameter, Variable, VarType
 from ..ops.selected_rows import SelectedRows
-from . import engine
+from . import engine, tape
 
 _names = itertools.count()
 
@@ -147,7 +147,7 @@ class Tensor(Variable):
         return None if g is None else g.value
 
     def backward(self, grad_tensor=None, retain_graph: bool = False) -> None:
-        engine.backward(self, grad_tensor, retain_graph)
+        tape.backward(self, grad_tensor, retain_graph)
 
     def clear_gradient(self, set_to_zero: bool = True) -> None:
         self._grad = None
