@@ -224,3 +224,16 @@ def test_the_dygraph_resnet_example_has_the_published_size(layers, params):
     spec.loader.exec_module(resnet)
     model = resnet.ResNet(layers=layers, class_dim=1000)
     assert sum(int(np.prod(p.shape)) for p in model.parameters() if p.trainable) == params
+
+
+def test_data_parallel_is_a_layer_that_passes_calls_and_state_through():
+    fc = nn.Linear(2, 3)
+    dp = paddle.DataParallel(fc)  # one trainer: no ring, nothing to average
+    assert isinstance(dp, nn.Layer)
+    x = paddle.to_tensor(np.ones((1, 2), "float32"))
+    np.testing.assert_array_equal(dp(x).numpy(), fc(x).numpy())
+    assert [n for n, _ in dp.named_parameters()] == ["weight", "bias"]
+    assert list(dp.state_dict()) == ["weight", "bias"]
+    dp.eval()
+    assert not fc.training
+    assert dp.weight is fc.weight

@@ -20,6 +20,7 @@ import weakref
 import numpy as np
 
 from ..ir import FleetgraphError
+from ..nn.layer.layers import Layer
 from ..ops.collective import coalesced_offsets
 from ..ops.selected_rows import SelectedRows
 from . import tape
@@ -107,8 +108,9 @@ def _unpacked(fused: np.ndarray, offsets: list[int], shapes: list) -> list[np.nd
     return [fused[o : o + int(np.prod(s))].reshape(s).copy() for o, s in zip(offsets, shapes)]
 
 
-class DataParallel:
-    """Wraps a Layer: calls go to it; gradients are averaged over the trainers after backward()."""
+class DataParallel(Layer):
+    """Wraps a Layer (and is one, as Paddle's): calls go to it; gradients are averaged over the
+    trainers after backward()."""
 
     def __init__(
         self,
@@ -119,12 +121,12 @@ class DataParallel:
         find_unused_parameters: bool = False,
         group=None,
     ) -> None:
-        from ..nn.layer.layers import Layer
-
         if not isinstance(layers, Layer):
             raise FleetgraphError(f"DataParallel: expected a paddle.nn.Layer, got {type(layers).__name__}")
+        super().__init__()
         env = ParallelEnv()
-        self._layers, self._nranks, self._rank = layers, env.world_size, env.rank
+        self._layers = layers  # a sublayer: train(), eval() and hooks reach it
+        self._nranks, self._rank = env.world_size, env.rank
         self._limit = int(comm_buffer_size * 1024 * 1024)
         self._sync = True
         self._params = [p for p in layers.parameters() if isinstance(p, Tensor)]
@@ -140,18 +142,22 @@ class DataParallel:
             weakref.finalize(self, tape.remove_post_backward_hook, self._hook)
 
     # -- the wrapped layer -----------------------------------------------------------------------
-    def __call__(self, *args, **kwargs):
+    def forward(self, *args, **kwargs):
         return self._layers(*args, **kwargs)
 
-    forward = __call__
-
     def __getattr__(self, name: str):
-        if name == "_layers":
-            raise AttributeError(name)
-        return getattr(self._layers, name)
+        try:
+            return super().__getattr__(name)
+        except AttributeError:
+            if name.startswith("__") or "_sub_layers" not in self.__dict__ or "_layers" not in self._sub_layers:
+                raise
+            return getattr(self._sub_layers["_layers"], name)
 
     def parameters(self, include_sublayers: bool = True):
         return self._layers.parameters(include_sublayers)
+
+    def named_parameters(self, prefix: str = "", include_sublayers: bool = True):
+        return self._layers.named_parameters(prefix, include_sublayers)
 
     def state_dict(self, *args, **kwargs):
         return self._layers.state_dict(*args, **kwargs)
