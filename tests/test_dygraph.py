@@ -191,6 +191,11 @@ def test_tensor_methods_are_the_paddle_functions():
     np.testing.assert_allclose(x.transpose([1, 0]).numpy(), a.T)
 
 
+def test_iterating_a_tensor_gives_its_rows():
+    a, b = paddle.to_tensor(np.array([[1.0, 2.0], [3.0, 4.0]], "float32"))
+    np.testing.assert_array_equal(b.numpy(), [3.0, 4.0])
+
+
 def test_backward_twice_without_retain_graph_is_a_clear_error():
     x = paddle.to_tensor([1.0], stop_gradient=False)
     y = x * 2.0

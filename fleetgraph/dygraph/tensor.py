@@ -118,6 +118,11 @@ class Tensor(Variable):
     def __len__(self) -> int:
         return self.shape[0]
 
+    def __iter__(self):
+        """Rows along the first axis (without this, Python would index until an IndexError that a
+        slice op past the end never raises)."""
+        return (self[i] for i in range(len(self)))
+
     def __bool__(self) -> bool:
         return bool(self.numpy())
 
