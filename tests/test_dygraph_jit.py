@@ -8,23 +8,13 @@ import sys
 
 import numpy as np
 import pytest
+from dygraph_helpers import fresh_mode_and_names  # noqa: F401  (autouse)
 
 import fleetgraph as paddle
-from fleetgraph.dygraph import mode
-from fleetgraph.ir import unique_name
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "dist_scripts"))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "examples", "resnet"))
-
-
-@pytest.fixture(autouse=True)
-def _fresh_mode_and_names():
-    old = mode._mode
-    mode._mode = None
-    with unique_name.guard():
-        yield
-    mode._mode = old
 
 
 def _pictures(n=2, size=32):

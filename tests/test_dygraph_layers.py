@@ -5,20 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from dygraph_helpers import fresh_mode_and_names  # noqa: F401  (autouse)
 
 import fleetgraph as paddle
 import fleetgraph.nn as nn
-from fleetgraph.dygraph import mode
-from fleetgraph.ir import unique_name
-
-
-@pytest.fixture(autouse=True)
-def _fresh_mode_and_names():
-    old = mode._mode
-    mode._mode = None
-    with unique_name.guard():
-        yield
-    mode._mode = old
 
 
 class Block(nn.Layer):
