@@ -1,7 +1,27 @@
-"""`paddle.io`: the DataLoader that feeds static programs from Python generators."""
+"""`paddle.io`: DataLoader (from a dataset, or from a Python generator), datasets and samplers."""
 
 from __future__ import annotations
 
 from .data.loader import DataLoader
+from .data.map_loader import (
+    BatchSampler,
+    Dataset,
+    DistributedBatchSampler,
+    IterableDataset,
+    RandomSampler,
+    SequenceSampler,
+    TensorDataset,
+    default_collate_fn,
+)
 
-__all__ = ["DataLoader"]
+__all__ = [
+    "BatchSampler",
+    "DataLoader",
+    "Dataset",
+    "DistributedBatchSampler",
+    "IterableDataset",
+    "RandomSampler",
+    "SequenceSampler",
+    "TensorDataset",
+    "default_collate_fn",
+]

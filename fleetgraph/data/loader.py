@@ -46,11 +46,18 @@ def _unique(key: str) -> str:
 class DataLoader:
     """`paddle.io.DataLoader` / `fluid.io.DataLoader`: static programs read through `from_generator`."""
 
-    def __init__(self, dataset=None, *args, **kwargs) -> None:
-        raise FleetgraphError(
-            "DataLoader(dataset, ...): map-style datasets are not supported in static programs; expected "
-            "DataLoader.from_generator(feed_list=..., capacity=...)"
-        )
+    def __new__(cls, dataset=None, *args, **kwargs):
+        """`DataLoader(dataset, feed_list=None, places=None, return_list=True, batch_sampler=None,
+        batch_size=1, shuffle=False, drop_last=False, collate_fn=None, num_workers=0, ...)`: batches of
+        a paddle.io.Dataset (data/map_loader.py)."""
+        from .map_loader import MapDataLoader
+
+        if dataset is None:
+            raise FleetgraphError(
+                "DataLoader: expected a dataset (DataLoader(dataset, batch_size=...)) or "
+                "DataLoader.from_generator(feed_list=..., capacity=...)"
+            )
+        return MapDataLoader(dataset, *args, **kwargs)
 
     @staticmethod
     def from_generator(
