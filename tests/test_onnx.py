@@ -378,6 +378,24 @@ def test_shape_ops_gather_reductions_and_constants_load():
     _assert_loads_like_reference(model, {"ids": ids})
 
 
+@pytest.mark.parametrize("axis", [0, 1, 2, 4, -1, -3])
+def test_flatten_loads_as_two_dims_at_any_axis(axis):
+    """Flatten gives [prod(dims before axis), prod(dims from axis)], a negative axis counting from
+    the back (axis + rank); the reference evaluator's outputs are compared shape and values."""
+    graph = helper.make_graph(
+        [helper.make_node("Flatten", ["x"], ["y"], axis=axis)],
+        "flatten",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 2, 3, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["A", "B"])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=10)
+    x = np.arange(5 * 24, dtype="float32").reshape(5, 2, 3, 4)
+    program, scope, _, fetches = _assert_loads_like_reference(model, {"x": x})
+    (got,) = _run(program, {"x": x}, fetches, scope)
+    lead = int(np.prod(x.shape[: axis + 4 if axis < 0 else axis]))
+    assert got.shape == (lead, x.size // lead)
+
+
 def test_an_unmapped_onnx_node_is_named_with_its_index():
     graph = helper.make_graph(
         [helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Erf", ["r"], ["y"], name="the_erf")],

@@ -179,21 +179,21 @@ def _reshape_node(b: Builder, node, attrs) -> None:
 
 @imports("Flatten")
 def _flatten(b: Builder, node, attrs) -> None:
-    rank = len(b.shape(node.input[0]))
-    axis = attrs.get("axis", 1) % (rank + 1) if rank else 0
-    _reshape(b, node.input[0], node.output[0], [1, -1] if axis == 0 else [0] * (axis - 1) + [-1, *_rest(b, node, axis)])
-
-
-def _rest(b: Builder, node, axis: int) -> list[int]:
-    """Flatten's second dim: the product of the dims from `axis` (it must be known)."""
-    dims = b.shape(node.input[0])[axis:]
-    if any(d < 0 for d in dims):
-        if any(d < 0 for d in b.shape(node.input[0])[:axis]):
-            raise Unsupported(
-                f"Flatten at axis {axis} of {list(b.shape(node.input[0]))}: expected static trailing dims"
-            )
-        return [-1]
-    return [int(np.prod(dims))]
+    """[prod(dims before axis), prod(dims from axis)], a negative axis counting from the back; the
+    side with a dim known only at run time is the reshape's -1 (or 0, a lone leading dim)."""
+    shape = list(b.shape(node.input[0]))
+    axis = attrs.get("axis", 1)
+    axis = axis + len(shape) if axis < 0 else axis
+    lead, rest = shape[:axis], shape[axis:]
+    if all(d >= 0 for d in rest):
+        target = [-1, int(np.prod(rest))]
+    elif axis == 1:
+        target = [0, -1]
+    elif all(d >= 0 for d in lead):
+        target = [int(np.prod(lead)), -1]
+    else:
+        raise Unsupported(f"Flatten at axis {axis} of {shape}: expected the dims on one side of it static")
+    _reshape(b, node.input[0], node.output[0], target)
 
 
 def _restack(b: Builder, x: str, out: str, target: list[tuple[int, int | None]]) -> None:
