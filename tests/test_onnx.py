@@ -396,6 +396,38 @@ def test_flatten_loads_as_two_dims_at_any_axis(axis):
     assert got.shape == (lead, x.size // lead)
 
 
+def test_slice_and_top_k_load_at_opset_9_where_their_bounds_are_attributes():
+    """Before opset 10 Slice takes starts/ends/axes and TopK takes k as attributes, not inputs."""
+    nodes = [
+        helper.make_node("Slice", ["x"], ["s"], starts=[1], ends=[4], axes=[1]),
+        helper.make_node("TopK", ["s"], ["v", "i"], k=2, axis=1),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "opset9",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 5])],
+        [
+            helper.make_tensor_value_info("v", TensorProto.FLOAT, [3, 2]),
+            helper.make_tensor_value_info("i", TensorProto.INT64, [3, 2]),
+        ],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 9)], ir_version=4)
+    x = np.random.default_rng(5).normal(size=(3, 5)).astype("float32")
+    _assert_loads_like_reference(model, {"x": x})
+
+
+def test_a_max_of_three_inputs_is_refused_with_its_node():
+    graph = helper.make_graph(
+        [helper.make_node("Max", ["x", "x", "x"], ["y"])],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 2])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=10)
+    with pytest.raises(FleetgraphError, match=r"node 0 \(Max ''\): 3 inputs; expected 2"):
+        load(model)
+
+
 def test_an_unmapped_onnx_node_is_named_with_its_index():
     graph = helper.make_graph(
         [helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Erf", ["r"], ["y"], name="the_erf")],

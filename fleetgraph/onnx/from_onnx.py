@@ -15,9 +15,9 @@ _BINARY.update(Equal="equal")
 
 @imports(*_BINARY)
 def _binary(b: Builder, node, attrs) -> None:  # NumPy broadcasting is Paddle's axis=-1
-    a, c = node.input
-    if node.op_type in ("Min", "Max") and len(node.input) != 2:
+    if len(node.input) != 2:  # Min and Max take any number
         raise Unsupported(f"{len(node.input)} inputs; expected 2")
+    a, c = node.input
     b.op(_BINARY[node.op_type], {"X": a, "Y": c}, {"Out": node.output[0]}, {"axis": -1})
 
 
@@ -341,14 +341,17 @@ def _clip(b: Builder, node, attrs) -> None:
 
 @imports("Slice")
 def _slice(b: Builder, node, attrs) -> None:
-    x, starts, ends = node.input[:3]
-    rank = len(b.shape(x))
-    starts, ends = (b.value(n, "Slice bound").tolist() for n in (starts, ends))
-    axes = (
-        b.value(node.input[3], "Slice axes").tolist()
-        if len(node.input) > 3 and node.input[3]
-        else list(range(len(starts)))
-    )
+    x, rank = node.input[0], len(b.shape(node.input[0]))
+    if b.opset < 10:  # the bounds were attributes
+        starts, ends = list(attrs["starts"]), list(attrs["ends"])
+        axes = list(attrs.get("axes", range(len(starts))))
+    else:
+        starts, ends = (b.value(n, "Slice bound").tolist() for n in node.input[1:3])
+        axes = (
+            b.value(node.input[3], "Slice axes").tolist()
+            if len(node.input) > 3 and node.input[3]
+            else list(range(len(starts)))
+        )
     if len(node.input) > 4 and node.input[4] and any(s != 1 for s in b.value(node.input[4], "Slice steps").tolist()):
         raise Unsupported("steps other than 1; expected contiguous slices")
     clamp = [min(max(int(v), -(2**62)), 2**62) for v in ends]
@@ -358,7 +361,7 @@ def _slice(b: Builder, node, attrs) -> None:
 
 @imports("TopK")
 def _top_k(b: Builder, node, attrs) -> None:
-    k = int(b.value(node.input[1], "TopK k").reshape(-1)[0])
+    k = int(attrs["k"] if b.opset < 10 else b.value(node.input[1], "TopK k").reshape(-1)[0])  # an attr before 10
     outputs = {"Out": node.output[0], "Indices": node.output[1] if len(node.output) > 1 else b.temp("int64")}
     if not outputs["Indices"]:
         outputs["Indices"] = b.temp("int64")
