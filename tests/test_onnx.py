@@ -216,6 +216,30 @@ def test_an_op_without_mapping_is_named_with_its_index():
         export(main, ["x"], ["out"], scope=paddle.static.Scope())
 
 
+def test_export_replaces_the_file_whole_or_leaves_the_old_one(tmp_path, monkeypatch):
+    """The model is written under a temporary name and renamed into place: a write that fails
+    (here the rename) leaves the previous model.onnx as it was and no stray file behind."""
+    main, startup, x, y, loss = fit_a_line_2x()
+    scope, pred = _started(startup), _last_output(main, "elementwise_add")
+    path = tmp_path / "model.onnx"
+    export(main, ["x"], [pred], scope=scope, path=path)
+    before = path.read_bytes()
+    scope.vars["fc_0.w_0"] = scope.vars["fc_0.w_0"] + 1.0
+
+    def failing_replace(src, dst):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(os, "replace", failing_replace)
+    with pytest.raises(OSError, match="disk full"):
+        export(main, ["x"], [pred], scope=scope, path=path)
+    monkeypatch.undo()
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model.onnx"]
+    export(main, ["x"], [pred], scope=scope, path=str(path))
+    assert path.read_bytes() != before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model.onnx"]
+
+
 def test_export_refuses_an_opset_below_the_rules():
     main, startup, x, y, loss = fit_a_line_2x()
     with pytest.raises(FleetgraphError, match="opset 13; expected 18"):

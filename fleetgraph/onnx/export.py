@@ -11,6 +11,9 @@ Steps:
 
 from __future__ import annotations
 
+import contextlib
+import os
+
 import numpy as np
 import onnx
 from onnx import helper, numpy_helper
@@ -75,8 +78,22 @@ def export(
         ir_version=IR_VERSION,
     )
     if path is not None:
-        onnx.save(model, str(path))
+        _save(model, os.fspath(path))
     return model
+
+
+def _save(model: onnx.ModelProto, path: str) -> None:
+    """Write the model beside `path` under a temporary name, then rename it into place, so a failed
+    or concurrent write never leaves half a model where a reader looks."""
+    tmp = f"{path}.{os.getpid()}.tmp"
+    try:
+        with open(tmp, "wb") as f:
+            f.write(model.SerializeToString())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def _index_in(program: Program, op) -> int:
