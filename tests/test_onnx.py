@@ -452,6 +452,24 @@ def test_a_max_of_three_inputs_is_refused_with_its_node():
         load(model)
 
 
+@pytest.mark.parametrize("strides", [[1, 1], [2, 3]])
+def test_a_dilated_conv_with_same_upper_padding_loads_like_the_reference(strides):
+    """ONNX's SAME_UPPER pads for the dilated kernel; Paddle's SAME (the conv2d kernel's) ignores the
+    dilations, so load writes the pads out explicitly."""
+    rng = np.random.default_rng(15)
+    w = rng.normal(size=(2, 1, 3, 3)).astype("float32")
+    conv = helper.make_node("Conv", ["x", "w"], ["y"], auto_pad="SAME_UPPER", dilations=[2, 2], strides=strides)
+    graph = helper.make_graph(
+        [conv],
+        "dilated",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 1, 7, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 2, "H", "W"])],
+        [_tensor("w", w)],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=10)
+    _assert_loads_like_reference(model, {"x": rng.normal(size=(2, 1, 7, 8)).astype("float32")})
+
+
 def test_an_unmapped_onnx_node_is_named_with_its_index():
     graph = helper.make_graph(
         [helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Erf", ["r"], ["y"], name="the_erf")],

@@ -109,15 +109,27 @@ def _conv(b: Builder, node, attrs) -> None:
     _check_2d(b, x, "Conv")
     has_bias = len(node.input) > 2 and node.input[2]
     out = b.temp(b.dtype(x)) if has_bias else node.output[0]
-    conv_attrs = {
-        "strides": list(attrs.get("strides", [1, 1])),
-        "dilations": list(attrs.get("dilations", [1, 1])),
-        "groups": attrs.get("group", 1),
-        **_padding(attrs, "Conv"),
-    }
+    strides, dilations = list(attrs.get("strides", [1, 1])), list(attrs.get("dilations", [1, 1]))
+    padding = _padding(attrs, "Conv")
+    if padding["padding_algorithm"] == "SAME" and dilations != [1, 1]:  # Paddle's SAME drops dilations
+        padding = _dilated_same_pads(b, x, w, strides, dilations)
+    conv_attrs = {"strides": strides, "dilations": dilations, "groups": attrs.get("group", 1), **padding}
     b.op("conv2d", {"Input": x, "Filter": w}, {"Output": out}, conv_attrs)
     if has_bias:  # [C] added along the channels
         b.op("elementwise_add", {"X": out, "Y": node.input[2]}, {"Out": node.output[0]}, {"axis": 1})
+
+
+def _dilated_same_pads(b: Builder, x: str, w: str, strides: list, dilations: list) -> dict:
+    """ONNX's SAME_UPPER for a dilated kernel as explicit pads: ceil(size / stride) outputs, the odd
+    pad at the end (Paddle's SAME, which the conv2d kernel runs, ignores the dilations)."""
+    sizes, kernel = b.shape(x)[2:], b.shape(w)[2:]
+    if any(n < 0 for n in sizes):
+        raise Unsupported(f"auto_pad SAME_UPPER, dilations {dilations}, X {list(b.shape(x))}: expected static H, W")
+    pads = []
+    for n, k, s, d in zip(sizes, kernel, strides, dilations):
+        total = max((-(-n // s) - 1) * s + (k - 1) * d + 1 - n, 0)
+        pads += [total // 2, total - total // 2]
+    return {"paddings": pads, "padding_algorithm": "EXPLICIT"}
 
 
 @imports("BatchNormalization")
