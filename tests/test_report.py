@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import subprocess
+import threading
 from html.parser import HTMLParser
 
 import pytest
@@ -18,7 +19,7 @@ import fleetgraph.distributed.fleet as fleet
 import fleetgraph.distributed.fleet.base.role_maker as role_maker
 from fleetgraph.ir import Program, program_guard, unique_name
 from fleetgraph.ir.report import RoleView, build_report
-from fleetgraph.transpiler import DistributeTranspiler, DistributeTranspilerConfig
+from fleetgraph.transpiler import DistributeTranspiler, DistributeTranspilerConfig, dump
 from fleetgraph.transpiler.dump import plan_view, transpile_roles, write_roles
 
 PSERVERS = ["127.0.0.1:6174", "127.0.0.1:6175"]
@@ -238,6 +239,34 @@ def test_dump_dir_gets_the_job_from_a_fleet_server(tmp_path, monkeypatch):
     assert paddle.ir.op_summary(main) == paddle.ir.op_summary(
         paddle.ir.load_program(str(tmp_path / "pserver_127.0.0.1_6175.json"))
     )
+
+
+def test_a_transpile_in_another_thread_dumps_while_one_is_dumping(tmp_path, monkeypatch):
+    """The 'already dumping' mark is per thread: a job's transpile on one thread is dumped even while
+    another thread's dump runs its own nested transpiles."""
+    monkeypatch.setenv("FLEETGRAPH_DUMP_DIR", str(tmp_path))
+    dumped = []
+    monkeypatch.setattr(dump, "write_roles", lambda *a, **k: dumped.append(threading.current_thread().name))
+    main, startup, *_ = fit_a_line_fluid()
+    other = threading.Thread(
+        target=lambda: DistributeTranspiler().transpile(
+            0, program=main.clone(), pservers=",".join(PSERVERS), trainers=2, startup_program=startup.clone()
+        ),
+        name="other",
+    )
+    calls = []
+
+    class Nesting(DistributeTranspiler):
+        def transpile(self, *args, **kwargs):
+            calls.append(self)
+            if len(calls) == 2:  # the dump's first nested transpile: the other thread's job runs now
+                other.start()
+                other.join(timeout=60)
+            return super().transpile(*args, **kwargs)
+
+    Nesting().transpile(0, program=main, pservers=",".join(PSERVERS), trainers=2, startup_program=startup)
+    assert not other.is_alive()
+    assert sorted(dumped) == ["MainThread", "other"]
 
 
 def test_write_roles_leaves_no_temporary_files(fit_a_line_job, tmp_path):

@@ -23,7 +23,7 @@ from ..ir.report import RoleView, build_report
 from .ps_plan import MODE_NAMES, DistPlan
 
 DUMP_DIR_ENV = "FLEETGRAPH_DUMP_DIR"
-_nested = False  # True while transpile_roles runs its own transpiles: they must not dump again
+_nested = threading.local()  # .active while transpile_roles runs its own transpiles: they must not dump again
 
 
 def plan_view(plan) -> dict:
@@ -78,12 +78,11 @@ def plan_view(plan) -> dict:
 
 def transpile_roles(t, sync_mode: bool | None = None) -> list[RoleView]:
     """Every role's programs of the job `t` was transpiled for (`sync_mode` as given to transpile)."""
-    global _nested
     plan = t.plan
     roles = []
     endpoints = plan.endpoints
     ranks = range(plan.trainers) if isinstance(plan, DistPlan) else range(len(endpoints))
-    _nested, was = True, _nested
+    was, _nested.active = getattr(_nested, "active", False), True
     try:
         for rank in ranks:  # step 1
             other = type(t)(config=copy.copy(t.config))
@@ -101,7 +100,7 @@ def transpile_roles(t, sync_mode: bool | None = None) -> list[RoleView]:
             ep = "" if isinstance(plan, DistPlan) else endpoints[rank]
             roles.append(RoleView(f"trainer {rank}", "trainer", ep, other.get_trainer_program(), startup))
     finally:
-        _nested = was
+        _nested.active = was
     if isinstance(plan, DistPlan):  # step 2
         for ep in endpoints:
             main, startup = t.get_pserver_programs(ep)
@@ -142,7 +141,7 @@ def dump_if_requested(t, sync_mode: bool | None) -> None:
     """After `t.transpile(...)`: with FLEETGRAPH_DUMP_DIR set, write every role's programs, the plan,
     the summary and report.html there (the same files from every process of a job)."""
     directory = os.environ.get(DUMP_DIR_ENV)
-    if not directory or _nested:
+    if not directory or getattr(_nested, "active", False):
         return
     write_roles(directory, transpile_roles(t, sync_mode), t.plan, html=os.path.join(directory, "report.html"))
 
