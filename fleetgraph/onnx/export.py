@@ -51,13 +51,14 @@ def export(
     e.initializers += _initializers(block, feeds, _scope(scope))  # step 3
     for op in block.ops:  # step 4
         rule = EXPORTERS.get(op.type)
-        where = f"onnx export: op {op.type} (index {_index_in(program, op)} of block 0)"
         if rule is None:
-            raise FleetgraphError(f"{where} has no ONNX mapping; expected one of {', '.join(sorted(EXPORTERS))}")
+            raise FleetgraphError(
+                f"{_where(program, op)} has no ONNX mapping; expected one of {', '.join(sorted(EXPORTERS))}"
+            )
         try:
             rule(e, op)
         except UnsupportedOp as err:
-            raise FleetgraphError(f"{where}: {err}") from None
+            raise FleetgraphError(f"{_where(program, op)}: {err}") from None
         _carry_lod(e, op)
     read = {n for node in e.nodes for n in node.input}
     for name in feeds:  # a LoD is an input only where some op reads it (sequence_pool)
@@ -96,12 +97,13 @@ def _save(model: onnx.ModelProto, path: str) -> None:
         raise
 
 
-def _index_in(program: Program, op) -> int:
-    """The index of a pruned op in the user's program (the op writing the same outputs)."""
-    for i, candidate in enumerate(program.global_block().ops):
-        if candidate.type == op.type and candidate.outputs == op.outputs:
-            return i
-    return -1
+def _where(program: Program, op) -> str:
+    """An error's opening, naming the pruned op by its index in the user's program (the op writing
+    the same outputs); only built for an error, as the search is a scan of the program."""
+    index = next(
+        (i for i, c in enumerate(program.global_block().ops) if c.type == op.type and c.outputs == op.outputs), -1
+    )
+    return f"onnx export: op {op.type} (index {index} of block 0)"
 
 
 def _scope(scope):
