@@ -77,14 +77,14 @@ def _assert_exports(main, startup_scope, feed_names, fetch_names, feed, tmp_path
     model = export(main, feed_names, fetch_names, scope=startup_scope, path=path)
     onnx.checker.check_model(onnx.load(str(path)), full_check=True)
     for runner, got in _onnx_runs(model, _plain(feed)).items():
-        for name, g, want in zip(fetch_names, got, expected):
+        for name, g, want in zip(fetch_names, got, expected, strict=True):
             np.testing.assert_allclose(g, want, rtol=TOL, atol=TOL, err_msg=f"{runner}: {name}")
     if not reload:
         return model
     program, scope, feeds, fetches = load(path)
     assert feeds == [i.name for i in model.graph.input if not i.name.endswith("@LOD")]
     loaded = _run(program, {k: feed[k] for k in feeds}, fetches, scope)  # a LoD feed as a LoDTensor
-    for name, g, want in zip(fetch_names, loaded, expected):
+    for name, g, want in zip(fetch_names, loaded, expected, strict=True):
         np.testing.assert_allclose(g, want, rtol=TOL, atol=TOL, err_msg=f"load(export): {name}")
     return model
 
@@ -258,7 +258,7 @@ def _assert_loads_like_reference(model, feed):
     want = ReferenceEvaluator(model).run(None, feed)
     program, scope, feeds, fetches = load(model.SerializeToString())
     got = _run(program, {k: feed[k] for k in feeds}, fetches, scope)
-    for g, w in zip(got, want):
+    for g, w in zip(got, want, strict=True):
         np.testing.assert_allclose(g, w, rtol=TOL, atol=TOL)
     return program, scope, feeds, fetches
 
