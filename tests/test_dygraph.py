@@ -187,6 +187,15 @@ def test_iterating_a_tensor_gives_its_rows():
     np.testing.assert_array_equal(b.numpy(), [3.0, 4.0])
 
 
+def test_numpy_is_a_copy_that_an_optimizer_step_leaves_alone():
+    lin = nn.Linear(2, 2)
+    opt = paddle.optimizer.SGD(0.1, parameters=lin.parameters())
+    before = lin.weight.numpy()
+    lin(paddle.ones([1, 2])).sum().backward()
+    opt.step()
+    np.testing.assert_allclose(before - lin.weight.numpy(), np.full((2, 2), 0.1), rtol=1e-5)
+
+
 def test_backward_twice_without_retain_graph_is_a_clear_error():
     x = paddle.to_tensor([1.0], stop_gradient=False)
     y = x * 2.0

@@ -89,12 +89,13 @@ class Tensor(Variable):
 
     # -- values ---------------------------------------------------------------------------------------
     def numpy(self) -> np.ndarray:
-        """The value as an array (a one-element one also converts to a number: `"%f" % loss.numpy()`
-        works as with a fetched loss)."""
+        """A copy of the value, as Paddle's (the optimizers update parameters in place, so a shared
+        array would change under the caller); a one-element one also converts to a number:
+        `"%f" % loss.numpy()` works as with a fetched loss."""
         value = self.value
         if isinstance(value, SelectedRows):
             return value.to_dense(np)
-        array = np.asarray(value)
+        array = np.array(value, copy=True)
         return array.view(FetchedValue) if array.size == 1 and array.ndim else array
 
     def __array__(self, dtype=None, copy=None):
