@@ -196,6 +196,20 @@ def test_numpy_is_a_copy_that_an_optimizer_step_leaves_alone():
     np.testing.assert_allclose(before - lin.weight.numpy(), np.full((2, 2), 0.1), rtol=1e-5)
 
 
+def test_an_optimizer_step_leaves_a_retained_graph_its_forward_values():
+    lin = nn.Linear(2, 2, bias_attr=False)
+    opt = paddle.optimizer.SGD(1.0, parameters=lin.parameters())
+    x = paddle.to_tensor([[1.0, 2.0]], stop_gradient=False)
+    w = lin.weight.numpy()
+    loss = (lin(x) ** 2.0).sum()
+    loss.backward(retain_graph=True)
+    opt.step()
+    x.clear_gradient()
+    loss.backward()  # through the graph of the weight before the step: x's gradient reads it
+    xv = x.numpy()
+    np.testing.assert_allclose(x.grad.numpy(), 2 * (xv @ w) @ w.T, rtol=1e-5)
+
+
 def test_backward_twice_without_retain_graph_is_a_clear_error():
     x = paddle.to_tensor([1.0], stop_gradient=False)
     y = x * 2.0

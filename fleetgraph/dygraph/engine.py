@@ -23,7 +23,8 @@ class _Spec:
     """An op type resolved once for eager calls: kernel, slots, default attrs and flags."""
 
     __slots__ = (
-        "type", "opdef", "kernel", "ins", "outs", "attrs", "single_out", "random", "want", "ctx", "inplace", "simple"
+        "type", "opdef", "kernel", "ins", "outs", "attrs", "single_out", "random", "want", "ctx", "inplace",
+        "inplace_ins", "simple",
     )  # fmt: skip
 
     def __init__(self, type: str) -> None:
@@ -37,6 +38,7 @@ class _Spec:
         self.single_out = len(opdef.outputs) == 1
         self.random, self.want, self.ctx = opdef.random, opdef.wants_outputs, opdef.needs_context
         self.inplace = set(opdef.inplace)
+        self.inplace_ins = tuple(dict.fromkeys(opdef.inplace.values()))  # input slots the kernel writes into
         self.simple = (
             self.single_out
             and not (self.random or self.want or self.ctx or self.inplace)
@@ -134,6 +136,8 @@ def run_op(type: str, inputs: dict, outputs: dict, attrs: dict | None = None) ->
     are filled in). The op goes on the tape when gradients are on and an input needs one."""
     s = _SPECS.get(type) or spec(type)
     attrs = merged_attrs(s, attrs) if attrs else s.attrs
+    if s.inplace_ins:
+        _unshare(s, inputs)
     args = []
     for slot, dup in s.ins:
         ts = inputs.get(slot)
@@ -173,6 +177,16 @@ def run_op(type: str, inputs: dict, outputs: dict, attrs: dict | None = None) ->
                 ts[0].value = _array(value)
     _record(s, inputs, outputs, attrs)
     return outputs
+
+
+def _unshare(s: _Spec, inputs: dict) -> None:
+    """An in-place kernel (an optimizer's update) writes into its input's array: a tensor that needs a
+    gradient (a parameter) gets a fresh copy first, so the forward values a recorded node saved of it
+    (a graph kept with retain_graph=True) stay those of the forward."""
+    for slot in s.inplace_ins:
+        for t in inputs.get(slot) or ():
+            if t is not None and not t.stop_gradient and isinstance(t.value, np.ndarray):
+                t.value = t.value.copy()
 
 
 def try_simple(type: str, inputs: dict, attrs: dict | None):
