@@ -90,3 +90,26 @@ def test_seed_002_dygraph_script_runs_under_the_launcher_with_gpus_on_a_cpu_host
         lines = [ln for ln in log.splitlines() if ln.startswith("[Epoch")]
         losses = [float(ln.split("loss: ")[1].split(",")[0]) for ln in lines]
         assert len(losses) == 10 and losses[-1] < losses[0] / 4, lines
+
+
+def test_a_new_gradient_is_all_reduced_even_where_the_last_one_was_freed(monkeypatch):
+    """DataParallel all-reduces after a backward that gave new gradients; a new gradient array that
+    CPython puts where the last all-reduced one was freed is still new."""
+    import fleetgraph as paddle
+    from fleetgraph.dygraph import parallel
+
+    real, reduced = parallel.run_eagerly, []
+
+    def one_rank_ring(op, ins, outs, attrs):  # the sum over a ring of one
+        reduced.append(op)
+        if op == "coalesce_tensor":
+            real(op, ins, outs, attrs)
+
+    monkeypatch.setattr(parallel, "run_eagerly", one_rank_ring)
+    model = paddle.DataParallel(paddle.nn.Linear(2, 1, bias_attr=False))
+    model._nranks = 2
+    for _ in range(5):
+        model._layers.weight._grad = np.ones((2, 1), "float32")
+        model._allreduce_grads()
+        model._layers.weight.clear_gradient()
+    assert reduced.count("c_allreduce_sum") == 5

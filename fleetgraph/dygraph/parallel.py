@@ -132,7 +132,7 @@ class DataParallel(Layer):
         self._params = [p for p in layers.parameters() if isinstance(p, Tensor)]
         if len(self._params) != len(layers.parameters()):
             raise FleetgraphError("DataParallel: the layer's parameters are static; build the model in dynamic mode")
-        self._seen: dict[str, int] = {}
+        self._seen: dict[str, weakref.ref] = {}  # each parameter's last all-reduced gradient
         if self._nranks > 1:
             init_ring(env.rank, env.world_size, env.trainer_endpoints)
             self._broadcast_parameters()  # step 1
@@ -194,7 +194,8 @@ class DataParallel(Layer):
 
     def _allreduce_grads(self) -> None:
         """Step 2, after a backward() that gave this model's parameters new gradients."""
-        fresh = [p for p in self._params if p._grad is not None and self._seen.get(p.name) != id(p._grad)]
+        # a weak reference, not id(): a new gradient may be allocated where the last one was freed
+        fresh = [p for p in self._params if p._grad is not None and _deref(self._seen.get(p.name)) is not p._grad]
         if not self._sync or not fresh:
             return
         trainable = [p for p in self._params if not p.stop_gradient]
@@ -206,7 +207,11 @@ class DataParallel(Layer):
                 run_eagerly("scale", {"X": [fused]}, {"Out": [fused]}, {"scale": 1.0 / self._nranks})
                 for p, value in zip(bucket, _unpacked(fused.value, offsets, [p.shape for p in bucket])):
                     p._grad = value
-                    self._seen[p.name] = id(value)
+                    self._seen[p.name] = weakref.ref(value)
+
+
+def _deref(ref):
+    return None if ref is None else ref()
 
 
 def _dense(p: Tensor) -> np.ndarray:
