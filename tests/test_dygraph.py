@@ -123,6 +123,20 @@ def test_a_tensor_used_twice_gets_both_gradients():
     np.testing.assert_allclose(x.grad.numpy(), [7.0])
 
 
+def test_two_parameters_of_one_name_get_their_own_gradients():
+    """Models built in separate unique_name guards share parameter names; the tape tells the
+    tensors apart (Paddle gives [1, 2] and [3, 6] here)."""
+    with unique_name.guard():
+        a = nn.Linear(2, 1, bias_attr=False)
+    with unique_name.guard():
+        b = nn.Linear(2, 1, bias_attr=False)
+    assert a.weight.name == b.weight.name
+    x = paddle.to_tensor([[1.0, 2.0]])
+    (a(x) + 3.0 * b(x)).sum().backward()
+    np.testing.assert_allclose(a.weight.grad.numpy().ravel(), [1.0, 2.0])
+    np.testing.assert_allclose(b.weight.grad.numpy().ravel(), [3.0, 6.0])
+
+
 def test_gradients_accumulate_until_cleared():
     x = paddle.to_tensor([2.0], stop_gradient=False)
     (x * 3.0).backward()

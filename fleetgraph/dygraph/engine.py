@@ -16,6 +16,7 @@ from ..ops.selected_rows import SelectedRows
 from . import mode
 
 _seq = itertools.count()
+_keys = itertools.count()
 Tensor = None  # dygraph.tensor.Tensor, set when that module loads (it imports this one)
 
 
@@ -71,7 +72,7 @@ class _Context:
 
 class Node:
     """One recorded op: its type, slot names, attrs, the values its grad ops may read, and the input
-    tensors that need a gradient (by name)."""
+    tensors that need a gradient (by the tape's key, engine.key)."""
 
     __slots__ = ("seq", "type", "inputs", "outputs", "attrs", "values", "parents")
 
@@ -237,6 +238,15 @@ def _array(value):
     return np.asarray(value)
 
 
+def key(t) -> str:
+    """What the tape calls a tensor: unique per tensor object (names need not be: two models built
+    in separate unique_name guards have parameters of one name)."""
+    k = t._key
+    if k is None:
+        k = t._key = f"@t{next(_keys)}"
+    return k
+
+
 def _record(s: _Spec, inputs: dict, outputs: dict, attrs: dict) -> None:
     parents = None
     if s.opdef.grad is not None and getattr(mode._state, "grad", True):
@@ -245,7 +255,7 @@ def _record(s: _Spec, inputs: dict, outputs: dict, attrs: dict) -> None:
                 if t is not None and not t.stop_gradient:
                     if parents is None:
                         parents = {}
-                    parents[t.name] = t
+                    parents[key(t)] = t
     if parents is None:
         for slot, ts in outputs.items():
             if slot not in s.inplace:
@@ -256,7 +266,7 @@ def _record(s: _Spec, inputs: dict, outputs: dict, attrs: dict) -> None:
     for slot, ts in inputs.items():
         names = in_names[slot] = []
         for t in ts:
-            name = t.name
+            name = key(t)
             names.append(name)
             values[name] = t.value
     node = Node(s.type, in_names, out_names, attrs, values, parents)
@@ -264,7 +274,7 @@ def _record(s: _Spec, inputs: dict, outputs: dict, attrs: dict) -> None:
         names = out_names[slot] = []
         inplace = slot in s.inplace
         for t in ts:
-            name = t.name
+            name = key(t)
             names.append(name)
             values[name] = t.value
             if not inplace:

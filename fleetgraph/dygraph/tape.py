@@ -22,7 +22,7 @@ from ..ir import FleetgraphError, get_op_def
 from ..ir.program import Operator
 from ..ir.registry import GRAD_SUFFIX
 from ..ops.selected_rows import SelectedRows, merge_dense
-from .engine import Node, _array, merged_attrs, run_kernel, spec
+from .engine import Node, _array, key, merged_attrs, run_kernel, spec
 
 _post_backward_hooks: list = []
 
@@ -56,10 +56,10 @@ def backward(loss, grad=None, retain_graph: bool = False) -> None:
         nodes[id(node)] = node
         stack.extend(t._node for t in node.parents.values() if t._node is not None)
     seed = np.ones_like(loss.value) if grad is None else np.asarray(getattr(grad, "value", grad), loss.value.dtype)
-    grads: dict[str, Any] = {loss.name: seed}  # step 2
+    grads: dict[str, Any] = {key(loss): seed}  # step 2
     leaves: dict[str, Any] = {}
     if loss._node is None:
-        leaves[loss.name] = loss
+        leaves[key(loss)] = loss
     for node in sorted(nodes.values(), key=lambda n: n.seq, reverse=True):
         outs = [n for names in node.outputs.values() for n in names]
         if not any(n in grads for n in outs):

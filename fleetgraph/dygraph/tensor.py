@@ -38,6 +38,7 @@ class Tensor(Variable):
     _dtype: str | None = None
     _node = None
     _grad = None
+    _key = None  # the tape's name for it (engine.key)
 
     def __init__(self, value=None, name: str | None = None, stop_gradient: bool = True, dtype: str | None = None):
         self.value = value
