@@ -224,6 +224,22 @@ def test_an_optimizer_step_leaves_a_retained_graph_its_forward_values():
     np.testing.assert_allclose(x.grad.numpy(), 2 * (xv @ w) @ w.T, rtol=1e-5)
 
 
+def test_a_loss_kept_after_backward_keeps_no_activations():
+    """Keeping the step's loss (to log it) must not keep the step's forward values alive."""
+    import gc
+    import weakref
+
+    lin = nn.Linear(2, 2)
+    hidden = lin(paddle.to_tensor([[1.0, 2.0]]))
+    kept = weakref.ref(hidden)
+    loss = (hidden * hidden).sum()
+    del hidden
+    loss.backward()
+    gc.collect()
+    assert kept() is None
+    assert float(loss) > 0
+
+
 def test_backward_twice_without_retain_graph_is_a_clear_error():
     x = paddle.to_tensor([1.0], stop_gradient=False)
     y = x * 2.0

@@ -9,7 +9,8 @@ Steps of `backward(loss)`:
      kernels, reading forward values saved on the node and zeros for output gradients never written;
   4. add up the gradients a variable receives from several ops (dense or SelectedRows);
   5. add the gradients of leaves (parameters, tensors with stop_gradient False) into their `.grad`,
-     run the post-backward hooks (DataParallel's all-reduce), and free the tape unless retained.
+     run the post-backward hooks (DataParallel's all-reduce), and free the tape unless retained (the
+     saved values and the links to the tensors read, which hold the activations).
 """
 
 from __future__ import annotations
@@ -78,9 +79,10 @@ def backward(loss, grad=None, retain_graph: bool = False) -> None:
             t._grad = g if t._grad is None else merge_dense(np, [t._grad, g])
     for hook in list(_post_backward_hooks):
         hook()
-    if not retain_graph:
+    if not retain_graph:  # a loss kept to log it keeps neither the saved values nor the activations
         for node in nodes.values():
             node.values = None
+            node.parents = {}
 
 
 def _run_grad_ops(node: Node, grads: dict) -> dict[str, list]:
