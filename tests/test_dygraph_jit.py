@@ -56,6 +56,26 @@ def test_a_traced_layer_reads_the_parameters_current_values():
     np.testing.assert_allclose(fc(x).numpy(), fc.bias.numpy()[None, :], rtol=1e-6)
 
 
+class _ShiftedLinear(paddle.nn.Layer):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = paddle.nn.Linear(2, 2)
+
+    def forward(self, x):
+        return self.fc(x) + paddle.fluid.layers.fill_constant([1], "float32", 1.5)
+
+
+def test_a_traced_forward_builds_its_input_less_ops_into_the_program():
+    """to_static's trace runs inside the Layer call's eager guard: a fill_constant in forward must
+    still become an op of the program, not an eager Tensor beside static Variables."""
+    net = _ShiftedLinear()
+    x = paddle.to_tensor([[1.0, 2.0]])
+    dynamic = net(x).numpy()
+    paddle.jit.to_static(net)
+    np.testing.assert_allclose(net(x).numpy(), dynamic, rtol=1e-6)
+    assert "fill_constant" in [op.type for op in net._static_function.main_program.global_block().ops]
+
+
 def test_jit_save_and_load_round_trip(tmp_path):
     import resnet_dygraph
 

@@ -70,6 +70,19 @@ def eager_guard():
         _state.eager = old
 
 
+@contextlib.contextmanager
+def static_guard():
+    """Static mode inside (jit tracing), whatever encloses it: not even a dynamic Layer's forward,
+    whose eager_guard is on in this thread, makes input-less calls eager."""
+    global _mode
+    old_mode, old_eager = _mode, getattr(_state, "eager", False)
+    _mode, _state.eager = "static", False
+    try:
+        yield
+    finally:
+        _mode, _state.eager = old_mode, old_eager
+
+
 def grad_enabled() -> bool:
     return getattr(_state, "grad", True)
 

@@ -94,24 +94,19 @@ def trace(layer, input_spec) -> Traced:
     """Steps 1-4: the layer's forward as a static Program over `input_spec` (InputSpecs or Tensors)."""
     specs = [s if isinstance(s, InputSpec) else InputSpec.from_tensor(s) for s in input_spec]
     program, startup = Program(), Program()
-    old = mode._mode
-    mode._mode = "static"
-    try:
-        with program_guard(program, startup), unique_name.guard("traced_"):
-            block = program.global_block()
-            feeds = []
-            for i, spec in enumerate(specs):  # step 1
-                name = spec.name or ("x" if i == 0 else f"x_{i}")
-                feeds.append(block.create_var(name, spec.shape, spec.dtype, is_data=True, stop_gradient=True))
-            static_forward = layer.__dict__.pop("forward", None)  # to_static's: trace the class's own
-            try:
-                with _static_parameters(layer, block) as params:
-                    outputs = layer(*feeds)  # step 3
-            finally:
-                if static_forward is not None:
-                    layer.__dict__["forward"] = static_forward
-    finally:
-        mode._mode = old
+    with mode.static_guard(), program_guard(program, startup), unique_name.guard("traced_"):
+        block = program.global_block()
+        feeds = []
+        for i, spec in enumerate(specs):  # step 1
+            name = spec.name or ("x" if i == 0 else f"x_{i}")
+            feeds.append(block.create_var(name, spec.shape, spec.dtype, is_data=True, stop_gradient=True))
+        static_forward = layer.__dict__.pop("forward", None)  # to_static's: trace the class's own
+        try:
+            with _static_parameters(layer, block) as params:
+                outputs = layer(*feeds)  # step 3
+        finally:
+            if static_forward is not None:
+                layer.__dict__["forward"] = static_forward
     outs = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
     bad = [o for o in outs if not isinstance(o, Variable) or isinstance(o, Tensor)]
     if bad:
