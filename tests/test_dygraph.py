@@ -240,6 +240,14 @@ def test_a_loss_kept_after_backward_keeps_no_activations():
     assert float(loss) > 0
 
 
+def test_backward_takes_a_seed_gradient_of_the_losss_shape_only():
+    x = paddle.to_tensor([1.0, 2.0], stop_gradient=False)
+    (x * 3.0).backward(paddle.to_tensor([1.0, 0.5]))
+    np.testing.assert_allclose(x.grad.numpy(), [3.0, 1.5])
+    with pytest.raises(paddle.FleetgraphError, match=r"expected shape \[2\], got \[1\]"):
+        (x * 3.0).backward(paddle.to_tensor([1.0]))
+
+
 def test_backward_twice_without_retain_graph_is_a_clear_error():
     x = paddle.to_tensor([1.0], stop_gradient=False)
     y = x * 2.0

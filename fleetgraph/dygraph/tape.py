@@ -57,6 +57,11 @@ def backward(loss, grad=None, retain_graph: bool = False) -> None:
         nodes[id(node)] = node
         stack.extend(t._node for t in node.parents.values() if t._node is not None)
     seed = np.ones_like(loss.value) if grad is None else np.asarray(getattr(grad, "value", grad), loss.value.dtype)
+    if seed.shape != np.shape(loss.value):  # it would broadcast into wrongly shaped gradients
+        raise FleetgraphError(
+            f"backward: grad_tensor of {loss.name!r}: expected shape {list(np.shape(loss.value))}, "
+            f"got {list(seed.shape)}"
+        )
     grads: dict[str, Any] = {key(loss): seed}  # step 2
     leaves: dict[str, Any] = {}
     if loss._node is None:
