@@ -283,6 +283,30 @@ def _gemm_mlp():
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=10)
 
 
+def test_log_softmax_loads_as_one_stable_op_and_exports_back(tmp_path):
+    """LogSoftmax of logits hundreds apart stays finite (x - logsumexp x, NumPy the oracle; onnx's
+    ReferenceEvaluator, softmax then log, gives -inf there, as our load did)."""
+    graph = helper.make_graph(
+        [helper.make_node("LogSoftmax", ["x"], ["y"], axis=1)],
+        "log_softmax",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 3])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)], ir_version=10)
+    onnx.checker.check_model(model, full_check=True)
+    x = np.array([[0.0, 200.0, -300.0], [1.0, 2.0, 3.0]], "float32")
+    shifted = x - x.max(axis=1, keepdims=True)
+    want = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+    program, scope, feeds, fetches = load(model.SerializeToString())
+    assert op_summary(program).split(": ")[1] == "log_softmax"
+    got = _run(program, {"x": x}, fetches, scope)[0]
+    np.testing.assert_allclose(got, want, rtol=TOL, atol=TOL)
+    again = export(program, feeds, fetches, scope=scope, path=str(tmp_path / "again.onnx"))
+    assert [n.op_type for n in again.graph.node] == ["LogSoftmax"]
+    small = x[1:]  # where the reference evaluator is exact too
+    np.testing.assert_allclose(ReferenceEvaluator(again).run(None, {"x": small})[0], want[1:], rtol=TOL, atol=TOL)
+
+
 def test_a_gemm_relu_softmax_mlp_loads_and_matches_the_reference():
     x = np.random.default_rng(8).normal(size=(4, 8)).astype("float32")
     program, scope, feeds, fetches = _assert_loads_like_reference(_gemm_mlp(), {"x": x})

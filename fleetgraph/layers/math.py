@@ -66,6 +66,10 @@ def softmax(input, axis=-1, use_cudnn=False, name=None):
     return apply_op("softmax", {"X": [input]}, {"axis": axis}, name=name)
 
 
+def log_softmax(x, axis=-1, name=None):
+    return apply_op("log_softmax", {"X": [x]}, {"axis": axis}, name=name)
+
+
 def mean(x, name=None):
     """Fluid's `layers.mean`: the mean of all elements, shape [1], one `mean` op as Paddle 1.x and 2.x
     emit it (2.x's `paddle.mean`, which takes an axis, is a reduce_mean)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 from ..layers import loss as _loss
 from ..layers import math as _math
 from ..layers import nn as _nn
+from ..layers import tensor as _tensor
 from ..layers._apply import apply_op
 
 relu, sigmoid, tanh = _math.relu, _math.sigmoid, _math.tanh
@@ -19,6 +20,13 @@ adaptive_avg_pool2d = _nn.adaptive_avg_pool2d
 
 def softmax(x, axis=-1, dtype=None, name=None):
     return _math.softmax(x, axis, name=name)
+
+
+def log_softmax(x, axis=-1, dtype=None, name=None):
+    """`paddle.nn.functional.log_softmax`: one log_softmax op (stable for logits far apart)."""
+    if dtype is not None:
+        x = _tensor.cast(x, dtype)
+    return _math.log_softmax(x, axis, name=name)
 
 
 def dropout(x, p=0.5, axis=None, training=True, mode="upscale_in_train", name=None):

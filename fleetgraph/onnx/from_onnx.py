@@ -45,9 +45,7 @@ def _softmax(b: Builder, node, attrs) -> None:
 
 @imports("LogSoftmax")
 def _log_softmax(b: Builder, node, attrs) -> None:
-    probs = b.temp(b.dtype(node.input[0]))
-    b.op("softmax", {"X": node.input[0]}, {"Out": probs}, {"axis": _softmax_axis(b, node, attrs)})
-    b.op("log", {"X": probs}, {"Out": node.output[0]})
+    b.op("log_softmax", {"X": node.input[0]}, {"Out": node.output[0]}, {"axis": _softmax_axis(b, node, attrs)})
 
 
 @imports("MatMul")

@@ -70,6 +70,11 @@ def _softmax(e: Emitter, op) -> None:
     e.node("Softmax", [e.x(op, "X")], e.out(op, "Out"), axis=op.attr("axis"))
 
 
+@exports("log_softmax")
+def _log_softmax(e: Emitter, op) -> None:
+    e.node("LogSoftmax", [e.x(op, "X")], e.out(op, "Out"), axis=op.attr("axis"))
+
+
 @exports("clip")
 def _clip(e: Emitter, op) -> None:
     x = e.x(op, "X")

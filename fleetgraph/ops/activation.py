@@ -40,10 +40,23 @@ def _softmax_grad(xp, out, dout, *, axis):
     return out * (dout - (dout * out).sum(axis=axis, keepdims=True))
 
 
+def _log_softmax(xp, x, *, axis):
+    """x - logsumexp(x): finite wherever x is, however far apart the logits (softmax then log is not)."""
+    axis = normalize_axis(axis, x.ndim)
+    shifted = x - x.max(axis=axis, keepdims=True)
+    return shifted - xp.log(xp.exp(shifted).sum(axis=axis, keepdims=True))
+
+
+def _log_softmax_grad(xp, out, dout, *, axis):
+    axis = normalize_axis(axis, out.ndim)
+    return dout - xp.exp(out) * dout.sum(axis=axis, keepdims=True)
+
+
 _unary("relu", lambda xp, x: xp.maximum(x, x.dtype.type(0)), lambda xp, out, dout: dout * (out > 0))
 _unary("sigmoid", _sigmoid, lambda xp, out, dout: dout * out * (1 - out))
 _unary("tanh", lambda xp, x: xp.tanh(x), lambda xp, out, dout: dout * (1 - out * out))
 _unary("softmax", _softmax, _softmax_grad, attrs={"axis": -1})
+_unary("log_softmax", _log_softmax, _log_softmax_grad, attrs={"axis": -1})
 _unary("square", lambda xp, x: x * x, lambda xp, x, dout: dout * 2 * x, grad_uses="X")
 _unary("exp", lambda xp, x: xp.exp(x), lambda xp, out, dout: dout * out)
 _unary("log", lambda xp, x: xp.log(x), lambda xp, x, dout: dout / x, grad_uses="X")

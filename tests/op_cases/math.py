@@ -107,6 +107,14 @@ case("sigmoid", {"X": rand(3, 4, low=-5, high=5)}, reference=lambda X: {"Out": 1
 case("tanh", {"X": rand(3, 4)}, reference=lambda X: {"Out": np.tanh(X)})
 case("softmax", {"X": rand(3, 4)}, reference=lambda X, axis: {"Out": _softmax(X)})
 case("softmax", {"X": rand(3, 4)}, attrs={"axis": 0}, name="axis0", reference=lambda X, axis: {"Out": _softmax(X, 0)})
+case("log_softmax", {"X": rand(3, 4)}, reference=lambda X, axis: {"Out": np.log(_softmax(X))})
+case(
+    "log_softmax",
+    {"X": rand(3, 4)},
+    attrs={"axis": 0},
+    name="axis0",
+    reference=lambda X, axis: {"Out": np.log(_softmax(X, 0))},
+)
 case("square", {"X": rand(3, 4)}, reference=lambda X: {"Out": X * X})
 case("exp", {"X": rand(3, 4)}, reference=lambda X: {"Out": np.exp(X)})
 case("log", {"X": positive(3, 4)}, reference=lambda X: {"Out": np.log(X)})
