@@ -47,7 +47,7 @@ def gather_pserver_state(client, transpiler, origin: Program, scope: Scope, trai
     arrays: dict[str, np.ndarray] = {}
     rows: dict[str, list] = {}
     for endpoint, state in zip(plan.endpoints, states):  # step 2
-        sources = _sources(transpiler.get_pserver_programs(endpoint)[0], plan, endpoint)
+        sources = _sources(transpiler.get_pserver_program(endpoint), plan, endpoint)
         for name, value in state.items():
             base, suffix = _rows_part(name)
             origin_name, block = sources.get(base, (base, None))
