@@ -377,7 +377,7 @@ def test_without_the_job_secret_a_process_can_neither_read_push_nor_end_a_job(tm
     gets no answer at all, whatever it asks; a trainer's connection can speak only for that trainer."""
     import zmq
 
-    from fleetgraph.executor.comm.security import keypair
+    from fleetgraph.executor.comm.security import prove
     from fleetgraph.executor.comm.wire import Kind, decode, encode
 
     ep = endpoints(1)[0]
@@ -394,8 +394,7 @@ def test_without_the_job_secret_a_process_can_neither_read_push_nor_end_a_job(tm
         sock = context.socket(zmq.DEALER)
         sock.setsockopt(zmq.LINGER, 0)
         if secret_for is not None:
-            sock.curve_serverkey = keypair(secret_for, "server")[0]
-            sock.curve_publickey, sock.curve_secretkey = keypair(secret_for, role)
+            prove(sock, ep, secret_for, role)
         sock.connect(f"tcp://{ep}")
         return sock
 
