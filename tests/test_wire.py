@@ -152,3 +152,14 @@ def test_a_batch_round_trips():
         [0, 1, 2],
         [[1.0, 1.0], [1.0, 1.0]],
     ]
+
+
+def test_arrays_of_the_other_byte_order_arrive_as_their_values():
+    """A big-endian array (read from a file, say) used to travel as its raw bytes under a native dtype."""
+    swapped = np.arange(6, dtype=">f4").reshape(2, 3)
+    got = decode([bytes(f) for f in encode(Kind.SEND, "w", swapped, sender=0, seq=1)]).value
+    assert got.dtype == np.float32 and got.tolist() == swapped.tolist()
+    (unpacked,) = unpack_arrays(pack_arrays([np.array([1, 2], dtype=">i8")]))
+    assert unpacked.dtype == np.int64 and unpacked.tolist() == [1, 2]
+    with pytest.raises(WireError, match="cannot be sent"):
+        encode(Kind.SEND, "w", np.zeros(2, dtype=np.complex64), sender=0, seq=1)

@@ -472,11 +472,21 @@ def _check_value(var, msg: Message) -> None:
     dense = value.value if sparse else value
     want_shape = tuple(var.shape[1:]) if sparse else tuple(var.shape)
     got_shape = tuple(dense.shape[1:]) if sparse else tuple(dense.shape)
-    if dense.dtype.name != var.dtype or got_shape != want_shape or (sparse and value.height != var.shape[0]):
+    if dense.dtype != _dtype(var.dtype) or got_shape != want_shape or (sparse and value.height != var.shape[0]):
         raise _Refused(
             f"{msg.name!r}: expected {var.dtype} {list(var.shape)}, got {dense.dtype.name} "
             f"{list(value.shape if sparse else dense.shape)}"
         )
+
+
+_DTYPES: dict[str, np.dtype] = {}
+
+
+def _dtype(name: str) -> np.dtype:
+    """np.dtype(name), looked up once per name: a check per received array."""
+    if name not in _DTYPES:
+        _DTYPES[name] = np.dtype(name)
+    return _DTYPES[name]
 
 
 def _mean(values: list):

@@ -48,7 +48,9 @@ class Kind(enum.IntEnum):
 
 
 DTYPES = ["", "float32", "float64", "float16", "int32", "int64", "uint8", "int8", "int16", "bool"]
-_CODE = {name: code for code, name in enumerate(DTYPES) if name}
+_CODE = {np.dtype(name): code for code, name in enumerate(DTYPES) if name}  # native byte order only
+_DTYPE = [np.dtype(name) if name else None for name in DTYPES]
+_KIND = {int(kind): kind for kind in Kind}  # Kind(x) is an Enum lookup, slow at a message per array
 
 
 class WireError(ValueError):
@@ -94,9 +96,11 @@ def encode(kind: Kind, name: str = "", value=None, *, sender: int = -1, seq: int
         array = np.ascontiguousarray(value)
         payload += [array]
     if value is not None:
-        if array.dtype.name not in _CODE:
-            raise WireError(f"encode {name!r}: dtype {array.dtype.name} cannot be sent; expected one of {DTYPES[1:]}")
-        dtype, shape = _CODE[array.dtype.name], array.shape
+        if not array.dtype.isnative:
+            array = payload[-1] = array.astype(array.dtype.newbyteorder("="))
+        dtype, shape = _CODE.get(array.dtype), array.shape
+        if dtype is None:
+            raise WireError(f"encode {name!r}: dtype {array.dtype.str} cannot be sent; expected one of {DTYPES[1:]}")
     else:
         dtype, shape = 0, ()
     if kind == Kind.ERROR:
@@ -116,10 +120,9 @@ def decode(frames) -> Message:
     magic, kind, dtype, ndim, flags, sender, seq, height, name_len = _FIXED.unpack_from(head)
     if magic != MAGIC:
         raise WireError(f"bad magic {magic!r}; expected {MAGIC!r}")
-    try:
-        kind = Kind(kind)
-    except ValueError:
-        raise WireError(f"unknown message kind {kind}") from None
+    if kind not in _KIND:
+        raise WireError(f"unknown message kind {kind}")
+    kind = _KIND[kind]
     if ndim > MAX_NDIM:
         raise WireError(f"{ndim} dimensions; expected at most {MAX_NDIM}")
     end = _FIXED.size + name_len + 8 * ndim
@@ -148,9 +151,9 @@ def decode(frames) -> Message:
     want_frames = 2 + sparse + lod
     if len(frames) != want_frames:
         raise WireError(f"{kind.name} {name!r}: {len(frames)} frames; expected {want_frames}")
-    values = _array(frames[-1], DTYPES[dtype], shape, name)
+    values = _array(frames[-1], _DTYPE[dtype], shape, name)
     if sparse:
-        rows = _array(frames[1], "int64", shape[:1], name + " rows")
+        rows = _array(frames[1], _INT64, shape[:1], name + " rows")
         if height < 0 or (len(rows) and (rows.min() < 0 or rows.max() >= height)):
             raise WireError(f"SelectedRows {name!r}: row ids outside [0, {height})")
         message.value = SelectedRows(rows, values, int(height))
@@ -186,11 +189,14 @@ def _buffer(frame):
     return frame.buffer if hasattr(frame, "buffer") else memoryview(frame)
 
 
-def _array(frame, dtype: str, shape, what: str) -> np.ndarray:
+_INT64 = np.dtype(np.int64)
+
+
+def _array(frame, dtype: np.dtype, shape, what: str) -> np.ndarray:
     buf = _buffer(frame)
     if math.prod(d for d in shape if d) > MAX_ELEMENTS:  # NumPy refuses such a shape even with a 0 in it
         raise WireError(f"{what!r}: shape {list(shape)} has more than 2^48 elements")
-    expected = math.prod(shape) * np.dtype(dtype).itemsize  # Python ints: huge dims cannot wrap to 0
+    expected = math.prod(shape) * dtype.itemsize  # Python ints: huge dims cannot wrap to 0
     if buf.nbytes != expected:
         raise WireError(f"{what!r}: payload of {buf.nbytes} bytes; {dtype} {list(shape)} needs {expected}")
     return np.frombuffer(buf, dtype=dtype).reshape(shape)
@@ -204,12 +210,12 @@ _PACK_HEAD = 8  # bytes per header field (int64)
 def pack_arrays(arrays: list[np.ndarray]) -> np.ndarray:
     """Arrays as one uint8 array: an int64 header (count, then dtype code, ndim and dims of each),
     then each array's bytes padded to 8. The receiver reads them with `unpack_arrays`, no pickle."""
-    arrays = [np.ascontiguousarray(a) for a in arrays]
+    arrays = [np.ascontiguousarray(a if a.dtype.isnative else a.astype(a.dtype.newbyteorder("="))) for a in arrays]
     header = [len(arrays)]
     for a in arrays:
-        if a.dtype.name not in _CODE or a.ndim > MAX_NDIM:
-            raise WireError(f"pack: a {a.dtype.name} array of rank {a.ndim} cannot be sent")
-        header += [_CODE[a.dtype.name], a.ndim, *a.shape]
+        if a.dtype not in _CODE or a.ndim > MAX_NDIM:
+            raise WireError(f"pack: a {a.dtype.str} array of rank {a.ndim} cannot be sent")
+        header += [_CODE[a.dtype], a.ndim, *a.shape]
     parts = [np.asarray(header, dtype=np.int64).view(np.uint8)]
     for a in arrays:
         raw = a.reshape(-1).view(np.uint8)
@@ -234,13 +240,13 @@ def unpack_arrays(buf: np.ndarray) -> list[np.ndarray]:
         shape = tuple(int(d) for d in fields[pos + 2 : pos + 2 + ndim])
         if any(d < 0 for d in shape):
             raise WireError(f"packed arrays: negative dimension in {list(shape)}")
-        shapes.append((DTYPES[code], shape))
+        shapes.append((_DTYPE[code], shape))
         pos += 2 + ndim
     offset = pos * _PACK_HEAD
     for dtype, shape in shapes:
         if math.prod(d for d in shape if d) > MAX_ELEMENTS:
             raise WireError(f"packed arrays: shape {list(shape)} has more than 2^48 elements")
-        size = math.prod(shape) * np.dtype(dtype).itemsize
+        size = math.prod(shape) * dtype.itemsize
         if offset + size > len(buf):
             raise WireError(f"packed arrays: a {dtype} {list(shape)} runs past the payload's {len(buf)} bytes")
         out.append(buf[offset : offset + size].view(dtype).reshape(shape))
