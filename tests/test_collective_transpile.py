@@ -47,24 +47,26 @@ def test_fit_a_line_reduces_each_grad_after_its_producer_and_syncs_before_sgd():
     main, _ = _models()["fit_a_line"]
     assert op_summary(insert_allreduce(main, nranks=2)) == (
         "block0: mul elementwise_add elementwise_sub square reduce_mean fill_constant reduce_mean_grad square_grad "
-        "elementwise_sub_grad elementwise_add_grad c_sync_calc_stream c_allreduce_sum scale "
-        "mul_grad c_sync_calc_stream c_allreduce_sum scale c_sync_comm_stream sgd sgd"
+        "elementwise_sub_grad elementwise_add_grad c_sync_calc_stream c_allreduce_sum "
+        "mul_grad c_sync_calc_stream c_allreduce_sum c_sync_comm_stream scale scale sgd sgd"
     )
 
 
 @pytest.mark.parametrize("model", ["fit_a_line", "mlp"])
-def test_each_grad_is_all_reduced_and_scaled_right_after_its_last_producer(model):
+def test_each_grad_is_all_reduced_right_after_its_last_producer_and_scaled_after_the_comm_sync(model):
     main, _ = _models()[model]
     result = insert_allreduce(main, nranks=4, ring_id=1)
     ops = result.global_block().ops
-    for param, grad in _pairs(main):
+    comm_sync = _types(result).index("c_sync_comm_stream")
+    scales = ops[comm_sync + 1 : comm_sync + 1 + len(_pairs(main))]
+    for (param, grad), scale in zip(_pairs(main), scales, strict=True):
         producer = max(i for i, op in enumerate(ops) if grad in op.output_arg_names and not _inserted(op))
-        sync, reduce, scale = ops[producer + 1 : producer + 4]
+        sync, reduce = ops[producer + 1 : producer + 3]
         assert [sync.type, reduce.type, scale.type] == ["c_sync_calc_stream", "c_allreduce_sum", "scale"]
         for op in (sync, reduce, scale):
             assert op.input("X") == [grad] and op.output("Out") == [grad]
             assert op.attrs["op_role"] == OpRole.Backward and op.attrs["op_role_var"] == [param, grad]
-        assert reduce.attrs["ring_id"] == 1
+        assert reduce.attrs["ring_id"] == 1 and reduce.attrs["use_calc_stream"] is False  # asynchronous
         assert scale.attrs["scale"] == 0.25 and scale.attrs["bias"] == 0.0
     assert sum(op.type == "c_allreduce_sum" for op in ops) == len(_pairs(main))
 
@@ -82,7 +84,7 @@ def test_optimize_ops_stay_and_come_after_one_comm_sync_over_all_grads(model):
     after = [op.to_string() for op in ops if op.attrs["op_role"] & OpRole.Optimize]
     assert after == before
     first_sgd = _types(result).index("sgd")
-    sync = ops[first_sgd - 1]
+    sync = ops[first_sgd - 1 - len(_pairs(main))]  # then each gradient's scale
     assert sync.type == "c_sync_comm_stream" and _types(result).count("c_sync_comm_stream") == 1
     assert sync.input("X") == sync.output("Out") == [g for _, g in _pairs(main)]
     assert sync.attrs["op_role"] == OpRole.Backward

@@ -145,16 +145,17 @@ def test_each_coalesce_comes_right_after_its_bucket_last_producer(reduced_resnet
         producer = ops[i - 1]
         assert producer.type == "scale" and producer.output("Out") == [bucket.grads[-1]]
         assert producer.attrs["op_role"] == OpRole.Backward
-        sync, reduce, *scales = ops[i + 1 : i + 3 + len(bucket.grads)]
+        sync, reduce = ops[i + 1 : i + 3]
         assert (sync.type, sync.input("X")) == ("c_sync_calc_stream", [bucket.fused])
         assert reduce.type == "c_allreduce_sum" and reduce.input("X") == reduce.output("Out") == [bucket.fused]
-        assert [(s.type, s.input("X"), s.attrs["scale"]) for s in scales] == [
-            ("scale", [g], 1 / 8) for g in bucket.grads
-        ]
         var = fused.global_block().var(bucket.fused)
         assert (var.shape, var.dtype) == ((bucket.numel,), "float32")
     reduced = {op.input("X")[0] for op in ops if op.type == "c_allreduce_sum"}
     assert reduced == {b.fused for b in buckets}
+    comm_sync = _types(fused).index("c_sync_comm_stream")  # the gradients are scaled after it, as before fusion
+    assert [(op.type, op.input("X")) for op in ops[comm_sync + 1 : comm_sync + 162]] == [
+        ("scale", [g]) for g, _ in _backward_order_sizes(RESNET50)
+    ]
 
 
 def test_fusion_is_pure_and_deterministic(reduced_resnet50):
@@ -181,10 +182,10 @@ def test_different_dtypes_never_share_a_bucket():
 def test_an_op_reading_a_reduced_gradient_closes_the_bucket():
     program = insert_allreduce(_synthetic_program([([4], "float32")] * 3), nranks=2)
     block = program.global_block()
-    after_first_scale = next(i for i, op in enumerate(block.ops) if op.type == "c_allreduce_sum") + 2
+    after_first_reduce = next(i for i, op in enumerate(block.ops) if op.type == "c_allreduce_sum") + 1
     block.create_var("peek", [4], "float32")
     block._insert_op(
-        after_first_scale, "scale", {"X": ["param_2@GRAD"]}, {"Out": ["peek"]}, {"op_role": int(OpRole.Backward)}
+        after_first_reduce, "scale", {"X": ["param_2@GRAD"]}, {"Out": ["peek"]}, {"op_role": int(OpRole.Backward)}
     )
     # fusing param_2 with the later gradients would move its all-reduce past the op reading it
     assert [b.grads for b in plan_buckets(program)] == [["param_2@GRAD"], ["param_1@GRAD", "param_0@GRAD"]]

@@ -7,11 +7,15 @@ Steps of `insert_allreduce(program, nranks=...)`:
   2. find the (param, grad) pairs from the backward ops' op_role_var, and the backward op that
      writes each gradient last;
   3. right after that op, insert `c_sync_calc_stream` (the gradient must be computed before it is
-     sent), `c_allreduce_sum` and `scale(1/nranks)`, so communication of a gradient overlaps the
-     rest of backward;
+     sent) and `c_allreduce_sum`, which runs on the communication stream (use_calc_stream false:
+     the executor's communication thread), so communication of a gradient overlaps the rest of
+     backward;
   4. before the first optimize op (or at the end when there is none), insert one
      `c_sync_comm_stream` over all gradients: the optimizer must read reduced values;
-  5. verify.
+  5. right after it, `scale(1/nranks)` each gradient, as Paddle's ops read an asynchronous
+     all-reduce's result only after the sync (a gradient some op reads before the sync is scaled
+     right before that op instead);
+  6. verify.
 
 Steps of `collective_startup(startup, nranks=..., rank=..., endpoints=...)`:
   1. check the arguments and clone the startup program (unchanged for nranks == 1);
@@ -43,16 +47,14 @@ def insert_allreduce(program: Program, *, nranks: int, ring_id: int = 0) -> Prog
         at = index + 1
         for param, grad in pairs:
             if producers[grad] == index:
-                at = _insert_grad_allreduce(block, at, param, grad, nranks, ring_id)
+                at = _insert_grad_allreduce(block, at, param, grad, ring_id)
     grads = [g for _, g in pairs]  # step 4
+    sync = _first_optimize_index(block)
     block._insert_op(
-        _first_optimize_index(block),
-        "c_sync_comm_stream",
-        {"X": grads},
-        {"Out": grads},
-        {"ring_id": ring_id, "op_role": _BACKWARD},
+        sync, "c_sync_comm_stream", {"X": grads}, {"Out": grads}, {"ring_id": ring_id, "op_role": _BACKWARD}
     )
-    return verify(result)  # step 5
+    _insert_scales(block, pairs, sync, nranks)  # step 5
+    return verify(result)  # step 6
 
 
 def _param_grad_pairs(block: Block) -> tuple[list[tuple[str, str]], dict[str, int]]:
@@ -86,13 +88,27 @@ def _param_grad_pairs(block: Block) -> tuple[list[tuple[str, str]], dict[str, in
     return pairs, producers
 
 
-def _insert_grad_allreduce(block: Block, at: int, param: str, grad: str, nranks: int, ring_id: int) -> int:
-    """sync_calc, allreduce, scale for one gradient at `at`; returns the index after them."""
+def _insert_grad_allreduce(block: Block, at: int, param: str, grad: str, ring_id: int) -> int:
+    """sync_calc and allreduce for one gradient at `at`; returns the index after them."""
     role = {"op_role": _BACKWARD, "op_role_var": [param, grad]}
     block._insert_op(at, "c_sync_calc_stream", {"X": [grad]}, {"Out": [grad]}, role)
     block._insert_op(at + 1, "c_allreduce_sum", {"X": [grad]}, {"Out": [grad]}, {"ring_id": ring_id, **role})
-    block._insert_op(at + 2, "scale", {"X": [grad]}, {"Out": [grad]}, {"scale": 1.0 / nranks, **role})
-    return at + 3
+    return at + 2
+
+
+def _insert_scales(block: Block, pairs: list[tuple[str, str]], sync: int, nranks: int) -> None:
+    """scale(1/nranks) of each gradient right after the comm sync at `sync`, or right before the
+    first op between its all-reduce and the sync that reads it."""
+    at: dict[int, list[tuple[str, str]]] = {}
+    for param, grad in pairs:
+        ops = block.ops
+        reduced = max(i for i in range(sync) if ops[i].type == "c_allreduce_sum" and ops[i].input("X") == [grad])
+        reader = next((i for i in range(reduced + 1, sync) if grad in block.ops[i].input_arg_names), sync + 1)
+        at.setdefault(reader, []).append((param, grad))
+    for index in sorted(at, reverse=True):  # from the end, so indices hold
+        for offset, (param, grad) in enumerate(at[index]):
+            role = {"op_role": _BACKWARD, "op_role_var": [param, grad], "scale": 1.0 / nranks}
+            block._insert_op(index + offset, "scale", {"X": [grad]}, {"Out": [grad]}, role)
 
 
 def _first_optimize_index(block: Block) -> int:

@@ -8,14 +8,14 @@ Steps of `fuse_allreduce_with_plan(program, fuse_grad_size_in_MB=32)`:
      fuse_grad_size_in_MB MiB per bucket; a change of dtype or ring closes a bucket, and so does
      any other op touching a gradient of the open bucket before the bucket's all-reduce (fusing
      across it would change the value it sees);
-  3. for each bucket of more than one gradient, drop its gradients' own `c_sync_calc_stream`,
-     `c_allreduce_sum` and `scale` ops;
+  3. for each bucket of more than one gradient, drop its gradients' own `c_sync_calc_stream` and
+     `c_allreduce_sum` ops;
   4. where the bucket's last gradient was all-reduced (right after its producer, in
      insert_allreduce's layout, so communication overlaps the rest of backward) insert
      `coalesce_tensor` (the gradients become views of one buffer, named `@FUSEDVAR@_<k>` for the
-     k-th fused bucket), `c_sync_calc_stream` and `c_allreduce_sum` on the buffer, then the
-     gradients' `scale` ops: the all-reduce updates the buffer in place, so the scales read reduced
-     values through the views;
+     k-th fused bucket), `c_sync_calc_stream` and `c_allreduce_sum` on the buffer. The all-reduce
+     updates the buffer in place, so the gradients' `scale` ops after the `c_sync_comm_stream`
+     (left where they are) read reduced values through the views;
   5. log `fused N all_reduce ops into M` and verify.
 """
 
@@ -54,7 +54,7 @@ class _GradComm:
     grad: str
     param: str | None
     allreduce: int  # index of its c_allreduce_sum
-    ops: list[int]  # indices of its c_sync_calc_stream, c_allreduce_sum and scale ops
+    ops: list[int]  # indices of its c_sync_calc_stream and c_allreduce_sum ops
 
 
 def fuse_allreduce(program: Program, *, fuse_grad_size_in_MB: float = 32) -> Program:
@@ -115,10 +115,6 @@ def _grad_comm(block: Block, index: int, grad: str) -> _GradComm:
         return op is not None and op.type == op_type and op.input("X") == [grad] == op.output("Out")
 
     ops = [index - 1, index] if acts_on_grad(index - 1, "c_sync_calc_stream") else [index]
-    after = index + 1
-    while acts_on_grad(after, "scale"):
-        ops.append(after)
-        after += 1
     role_var = block.ops[index].attrs.get("op_role_var", [])
     param = role_var[role_var.index(grad) - 1] if grad in role_var[1::2] else None
     return _GradComm(grad, param, index, ops)
@@ -178,12 +174,12 @@ def _touched_between(block: Block, grads: list[str], start: int, stop: int, own_
 
 
 def _fused_ops(block: Block, bucket: Bucket, members: list[_GradComm]) -> list[dict]:
-    """coalesce_tensor, sync and all-reduce of the buffer, then each gradient's scale, as op descs."""
+    """coalesce_tensor, sync and all-reduce of the buffer, as op descs."""
     role_var = [n for c in members if c.param is not None for n in (c.param, c.grad)]
     role = {"op_role": int(OpRole.Backward), "op_role_var": role_var}
     reduce_attrs = {**block.ops[members[-1].allreduce].attrs, **role}
     fused = [bucket.fused]
-    descs = [
+    return [
         dict(
             type="coalesce_tensor",
             inputs={"Input": bucket.grads},
@@ -193,9 +189,3 @@ def _fused_ops(block: Block, bucket: Bucket, members: list[_GradComm]) -> list[d
         dict(type="c_sync_calc_stream", inputs={"X": fused}, outputs={"Out": fused}, attrs=role),
         dict(type="c_allreduce_sum", inputs={"X": fused}, outputs={"Out": fused}, attrs=reduce_attrs),
     ]
-    for comm in members:
-        for i in comm.ops:
-            op = block.ops[i]
-            if op.type == "scale":
-                descs.append(dict(type="scale", inputs=op.inputs, outputs=op.outputs, attrs=op.attrs))
-    return descs
