@@ -22,6 +22,7 @@ from ..ir.program import Block, Program, Variable
 from ..ops.lod_tensor import LoDTensor, check_lod, from_sequences
 from . import rng
 from .fuse_lookup import fuse_lookup_chains
+from .overlap import overlap_allreduce
 from .place import CPUPlace, Place
 from .scope import Scope, global_scope
 
@@ -173,7 +174,8 @@ class _Plan:
     def __init__(self, block: Block, xp) -> None:
         lod_vars = frozenset(n for n in block._visible_names() if block.var_recursive(n).lod_level > 0)
         steps = _batched_recvs([_Step(i, op, xp, lod_vars) for i, op in enumerate(block.ops)])
-        self.steps = fuse_lookup_chains(steps, block) if lod_vars else steps
+        steps = fuse_lookup_chains(steps, block) if lod_vars else steps
+        self.steps = overlap_allreduce(steps)
         self.random_steps = [s for s in self.steps if s.seed]
         self.context_steps = [s for s in self.steps if s.needs_context]
         self.vars = block.vars

@@ -2,9 +2,9 @@
 
     collective_train.py RANK --endpoints EPS --model {fit_a_line,mlp,mlp_clip} --steps N --batch B
                         [--fuse_mb MB] [--seed S] [--steps_for RANK:STEPS,...] [--optimizer NAME]
-                        --out PARAMS.npz
+                        [--hidden 32,...] --out PARAMS.npz
 
-fit_a_line trains with SGD, the MLP (one hidden layer of 32) with Adam, mlp_clip the MLP with
+fit_a_line trains with SGD, the MLP (hidden layers --hidden, default one of 32) with Adam, mlp_clip the MLP with
 Momentum at an exponentially decaying rate and global-norm clipping. Rank r trains on rows
 [r*B, (r+1)*B) of each global batch of n*B rows (tests/models.global_batches, seeded with --seed
 as the model is), then saves its parameters and losses. --fuse_mb > 0 fuses the all-reduces into
@@ -32,10 +32,10 @@ from fleetgraph.transpiler import DistributeTranspiler, DistributeTranspilerConf
 MODELS = ("fit_a_line", "mlp", "mlp_clip")
 
 
-def build(model: str, seed: int, optimizer: str = ""):
+def build(model: str, seed: int, optimizer: str = "", hidden: tuple = (32,)):
     """(main, startup, loss) of the model under test, with its optimizer."""
     if optimizer:
-        main, startup, _, _, loss, _ = mlp(OPTIMIZERS[optimizer], hidden=(32,), seed=seed)
+        main, startup, _, _, loss, _ = mlp(OPTIMIZERS[optimizer], hidden=hidden, seed=seed)
         return main, startup, loss
     if model == "fit_a_line":
         main, startup, _, _, loss = fit_a_line_2x(seed=seed, optimizer=paddle.optimizer.SGD(learning_rate=0.05))
@@ -46,9 +46,9 @@ def build(model: str, seed: int, optimizer: str = ""):
             lr = paddle.fluid.layers.exponential_decay(0.05, 5, 0.7)
             return paddle.optimizer.Momentum(lr, momentum=0.9, grad_clip=paddle.nn.ClipGradByGlobalNorm(0.5))
 
-        main, startup, _, _, loss, _ = mlp(optimizer, hidden=(32,), seed=seed)
+        main, startup, _, _, loss, _ = mlp(optimizer, hidden=hidden, seed=seed)
         return main, startup, loss
-    main, startup, _, _, loss, _ = mlp(lambda: paddle.optimizer.Adam(learning_rate=0.01), hidden=(32,), seed=seed)
+    main, startup, _, _, loss, _ = mlp(lambda: paddle.optimizer.Adam(learning_rate=0.01), hidden=hidden, seed=seed)
     return main, startup, loss
 
 
@@ -63,11 +63,13 @@ def main() -> None:
     p.add_argument("--fuse_mb", type=float, default=0.0)
     p.add_argument("--seed", type=int, default=11)
     p.add_argument("--optimizer", default="", choices=["", *OPTIMIZERS])
+    p.add_argument("--hidden", default="32", help="the MLP's hidden layer sizes, comma-separated")
     p.add_argument("--out", required=True)
     args = p.parse_args()
 
     eps = args.endpoints.split(",")
-    main_prog, startup, loss = build(args.model, args.seed, args.optimizer)
+    hidden = tuple(int(h) for h in args.hidden.split(","))
+    main_prog, startup, loss = build(args.model, args.seed, args.optimizer, hidden)
     config = DistributeTranspilerConfig()
     config.mode = "collective"
     config.fuse_all_reduce_ops = args.fuse_mb > 0
