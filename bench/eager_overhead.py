@@ -1,24 +1,30 @@
 """Per-op overhead of eager execution: fleetgraph's dynamic mode next to PyTorch eager and Paddle
 dygraph, each in its own interpreter, on the same CPU in the same run.
 
-    python bench/eager_overhead.py [--torch-python PY] [--paddle-python PY] [--reps 5] [--n 20000]
+    python bench/eager_overhead.py [--torch-python PY] [--paddle-python PY] [--reps 5] [--n 20000] [--clock cpu]
 
 PY is the python of a virtual environment holding torch (or paddle); leave one out to skip that
 framework. Every case runs on 8x8 float32 tensors, so the arithmetic is a fraction of a microsecond
 and what is measured is the framework's cost per call: x + y, x * 2, relu, matmul and mean without
 gradients, x * w with w needing one (the op is recorded), and a whole step of an 8 -> 8 -> 1 MLP
 (forward, mean, backward: 5 ops and their gradients). Figures are medians over --reps runs of --n
-calls, in microseconds per call (per step for the last row), one thread each (OMP / BLAS pools of
-1). Prints figures; asserts nothing.
+calls (--n / 10 steps for the MLP), in microseconds per call (per step for the last row), one
+thread each (OMP / BLAS pools of 1), timed by the worker's CPU time (--clock cpu, the default: what
+the call costs, steady while other work shares the cores) or by the wall clock (--clock wall). The
+frameworks run side by side, each in a worker process, and take turns case by case (each rep runs
+every case in every framework before the next), so a burst of load elsewhere hits all of them alike.
+Prints figures; asserts nothing.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
+import select
+import statistics
 import subprocess
 import sys
+import tempfile
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -26,7 +32,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CASES = r"""
 import json, statistics, sys, time
 import numpy as np
-name, reps, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+name, n, clock = sys.argv[1], int(sys.argv[2]), getattr(time, sys.argv[3])
 if name == "torch":
     import torch as fw
     torch = fw
@@ -60,32 +66,62 @@ cases = {
     "x * w (recorded)": lambda: x * w,
     "MLP step (fwd+bwd)": step,
 }
-out = {}
-for label, fn in cases.items():
-    calls = n if label != "MLP step (fwd+bwd)" else max(1, n // 10)
+for fn in cases.values():  # warm up
     for _ in range(200):
         fn()
-    times = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        times.append((time.perf_counter() - t0) / calls * 1e6)
-    out[label] = statistics.median(times)
-print(json.dumps(out))
+print("ready", flush=True)
+for line in sys.stdin:  # one case label a line: its microseconds per call over `calls` calls
+    label = line.strip()
+    fn = cases[label]
+    calls = n if label != "MLP step (fwd+bwd)" else max(1, n // 10)
+    t0 = clock()
+    for _ in range(calls):
+        fn()
+    print(json.dumps((clock() - t0) / calls * 1e6), flush=True)
 """
 
 
-def measure(python: str, name: str, reps: int, n: int) -> dict[str, float]:
-    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
-    if name == "fleetgraph":
-        env["PYTHONPATH"] = REPO + os.pathsep + env.get("PYTHONPATH", "")
-    done = subprocess.run(
-        [python, "-c", CASES, name, str(reps), str(n)], env=env, capture_output=True, text=True, timeout=900
-    )
-    if done.returncode != 0:
-        raise SystemExit(f"{name} ({python}) failed:\n{done.stderr[-2000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+class Worker:
+    """One framework's interpreter running CASES: asked for a case, it answers with one timing."""
+
+    def __init__(self, python: str, name: str, n: int, clock: str) -> None:
+        env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
+        if name == "fleetgraph":
+            env["PYTHONPATH"] = REPO + os.pathsep + env.get("PYTHONPATH", "")
+        self.name = name
+        self.errors = tempfile.TemporaryFile("w+")  # a pipe nobody reads could fill and stall the worker
+        self.proc = subprocess.Popen(
+            [python, "-c", CASES, name, str(n), clock],
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.errors,
+            text=True,
+        )
+        while self._answer(300) != "ready":  # what an import prints on stdout comes first
+            pass
+
+    def _answer(self, timeout: float) -> str:
+        ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
+        line = self.proc.stdout.readline() if ready else ""
+        if not line:
+            self.proc.kill()
+            self.errors.seek(0)
+            raise SystemExit(f"{self.name}: no answer after {timeout:.0f} s:\n{self.errors.read()[-2000:]}")
+        return line.strip()
+
+    def time(self, label: str) -> float:
+        self.proc.stdin.write(label + "\n")
+        self.proc.stdin.flush()
+        return float(self._answer(600))
+
+    def close(self) -> None:
+        self.proc.stdin.close()
+        self.proc.wait(timeout=30)
+        self.errors.close()
+
+
+LABELS = ("x + y", "x * 2.0", "relu(x)", "matmul(x, y)", "mean(x)", "x * w (recorded)", "MLP step (fwd+bwd)")
 
 
 def main() -> None:
@@ -94,13 +130,28 @@ def main() -> None:
     p.add_argument("--paddle-python", help="python of an environment with paddle")
     p.add_argument("--reps", type=int, default=5)
     p.add_argument("--n", type=int, default=20000)
+    p.add_argument(
+        "--clock",
+        choices=("cpu", "wall"),
+        default="cpu",
+        help="cpu: the worker's CPU time (process_time; steady while others load the machine); wall: perf_counter",
+    )
     args = p.parse_args()
     runs = {"fleetgraph": sys.executable, "torch": args.torch_python, "paddle": args.paddle_python}
-    results = {name: measure(py, name, args.reps, args.n) for name, py in runs.items() if py}
-    names = list(results)
-    print(f"{'us per call (median of ' + str(args.reps) + ')':<28}" + "".join(f"{n:>12}" for n in names))
-    for label in results["fleetgraph"]:
-        print(f"{label:<28}" + "".join(f"{results[n][label]:>12.2f}" for n in names))
+    clock = {"cpu": "process_time", "wall": "perf_counter"}[args.clock]
+    workers = [Worker(py, name, args.n, clock) for name, py in runs.items() if py]
+    times: dict[tuple[str, str], list[float]] = {}
+    try:
+        for _ in range(args.reps):  # frameworks take turns on each case, so a burst of load hits all alike
+            for label in LABELS:
+                for w in workers:
+                    times.setdefault((w.name, label), []).append(w.time(label))
+    finally:
+        for w in workers:
+            w.close()
+    print(f"{f'us per call ({args.clock}, median of {args.reps})':<28}" + "".join(f"{w.name:>12}" for w in workers))
+    for label in LABELS:
+        print(f"{label:<28}" + "".join(f"{statistics.median(times[w.name, label]):>12.2f}" for w in workers))
 
 
 if __name__ == "__main__":

@@ -190,48 +190,6 @@ def _unshare(s: _Spec, inputs: dict) -> None:
                 t.value = t.value.copy()
 
 
-def try_simple(type: str, inputs: dict, attrs: dict | None):
-    """apply_op's first try: the output of run_simple when `inputs` (slot -> [one value]) are Tensors
-    filling exactly the op's slots; None otherwise (static inputs, lists, other shapes)."""
-    first = next(iter(inputs.values()))
-    if first.__class__ is not list or not first or not isinstance(first[0], Tensor):
-        return None  # a static op (which may have no kernel at all): nothing to try
-    s = _SPECS.get(type) or spec(type)
-    if not s.simple or len(inputs) != len(s.ins):
-        return None
-    tensors = []
-    for slot, _ in s.ins:
-        vs = inputs.get(slot)
-        if vs.__class__ is not list or len(vs) != 1 or not isinstance(vs[0], Tensor):
-            return None
-        tensors.append(vs[0])
-    return run_simple(type, tensors, attrs)
-
-
-def run_simple(type: str, tensors, attrs: dict | None = None):
-    """`run_op` for the common shape, kept short: one Tensor per input slot (in the op's slot order),
-    one output, no randomness; the output Tensor is returned (None: not that shape, use run_op)."""
-    s = _SPECS.get(type) or spec(type)
-    if not s.simple or len(tensors) != len(s.ins):
-        return None
-    attrs = merged_attrs(s, attrs) if attrs else s.attrs
-    try:
-        result = s.kernel(np, *[t.value for t in tensors], **attrs)
-    except FleetgraphError:
-        raise
-    except Exception:
-        run_kernel(s, [t.value for t in tensors], attrs, {}, "", complete=True)  # raises, naming the op
-        raise
-    out = Tensor(result if result.__class__ is np.ndarray else _array(result))
-    if s.opdef.grad is not None and getattr(mode._state, "grad", True):
-        for t in tensors:
-            if not t.stop_gradient:
-                ins = {slot: [x] for (slot, _), x in zip(s.ins, tensors)}
-                _record(s, ins, {s.outs[0][0]: [out]}, attrs)
-                break
-    return out
-
-
 def _array(value):
     if type(value) is np.ndarray or isinstance(value, (np.ndarray, SelectedRows)):
         return value
@@ -245,6 +203,22 @@ def key(t) -> str:
     if k is None:
         k = t._key = f"@t{next(_keys)}"
     return k
+
+
+def record_simple(s: _Spec, tensors, out, attrs: dict) -> None:
+    """`_record` of a simple op (one tensor per input slot, one output) that some input needs a
+    gradient of, with gradients on: the same Node, built without the slot dicts of run_op."""
+    values, in_names, parents = {}, {}, {}
+    for (slot, _), t in zip(s.ins, tensors):
+        k = t._key or key(t)
+        in_names[slot] = [k]
+        values[k] = t.value
+        if not t.stop_gradient:
+            parents[k] = t
+    k = key(out)
+    values[k] = out.value
+    out._node = Node(s.type, in_names, {s.outs[0][0]: [k]}, attrs, values, parents)
+    out.stop_gradient = False
 
 
 def _record(s: _Spec, inputs: dict, outputs: dict, attrs: dict) -> None:

@@ -11,7 +11,7 @@ from ..ir import FleetgraphError
 from ..ir.dtypes import convert_dtype
 from ..ir.program import Parameter, Variable, VarType
 from ..ops.selected_rows import SelectedRows
-from . import engine, tape
+from . import engine, opfunc, tape
 
 _names = itertools.count()
 
@@ -39,6 +39,7 @@ class Tensor(Variable):
     _node = None
     _grad = None
     _key = None  # the tape's name for it (engine.key)
+    stop_gradient = True  # what an op function's output starts as (it makes Tensors without __init__)
 
     def __init__(self, value=None, name: str | None = None, stop_gradient: bool = True, dtype: str | None = None):
         self.value = value
@@ -183,58 +184,58 @@ class Tensor(Variable):
             )
         self.value = array.astype(self.dtype, copy=True) if self.value is not None else array.copy()
 
-    # -- arithmetic: one eager op each ------------------------------------------------------------------
-    def _binary(self, op_type: str, other, reverse: bool = False) -> Tensor:
-        if not isinstance(other, Tensor):
-            other = Tensor(np.asarray(other, dtype=self.value.dtype))
-        return engine.run_simple(op_type, (other, self) if reverse else (self, other))  # axis -1: the default
-
-    def _scale(self, scale: float, bias: float = 0.0) -> Tensor:
-        return engine.run_simple("scale", (self,), {"scale": scale, "bias": bias})
-
+    # -- arithmetic: one eager op each, through the op's function (opfunc: the fast path) ---------------
     def __add__(self, other):
+        if isinstance(other, Tensor):
+            return _add(self, other)
         if isinstance(other, (int, float)):
-            return self._scale(1.0, float(other))
-        return self._binary("elementwise_add", other)
+            return _scale(self, {"scale": 1.0, "bias": float(other), "bias_after_scale": True})
+        return _add(self, _operand(other, self))
 
     __radd__ = __add__
 
     def __sub__(self, other):
+        if isinstance(other, Tensor):
+            return _sub(self, other)
         if isinstance(other, (int, float)):
-            return self._scale(1.0, -float(other))
-        return self._binary("elementwise_sub", other)
+            return _scale(self, {"scale": 1.0, "bias": -float(other), "bias_after_scale": True})
+        return _sub(self, _operand(other, self))
 
     def __rsub__(self, other):
         if isinstance(other, (int, float)):
-            return self._scale(-1.0, float(other))
-        return self._binary("elementwise_sub", other, reverse=True)
+            return _scale(self, {"scale": -1.0, "bias": float(other), "bias_after_scale": True})
+        return _sub(_operand(other, self), self)
 
     def __mul__(self, other):
+        if isinstance(other, Tensor):
+            return _mul(self, other)
         if isinstance(other, (int, float)):
-            return self._scale(float(other))
-        return self._binary("elementwise_mul", other)
+            return _scale(self, {"scale": float(other), "bias": 0.0, "bias_after_scale": True})
+        return _mul(self, _operand(other, self))
 
     __rmul__ = __mul__
 
     def __truediv__(self, other):
+        if isinstance(other, Tensor):
+            return _div(self, other)
         if isinstance(other, (int, float)):
-            return self._scale(1.0 / float(other))
-        return self._binary("elementwise_div", other)
+            return _scale(self, {"scale": 1.0 / float(other), "bias": 0.0, "bias_after_scale": True})
+        return _div(self, _operand(other, self))
 
     def __rtruediv__(self, other):
-        return self._binary("elementwise_div", other, reverse=True)
+        return _div(_operand(other, self), self)
 
     def __pow__(self, other):
-        return self._binary("elementwise_pow", other)
+        return _pow(self, _operand(other, self))
 
     def __rpow__(self, other):
-        return self._binary("elementwise_pow", other, reverse=True)
+        return _pow(_operand(other, self), self)
 
     def __neg__(self):
-        return self._scale(-1.0)
+        return _scale(self, {"scale": -1.0, "bias": 0.0, "bias_after_scale": True})
 
     def __matmul__(self, other):
-        return engine.run_simple("matmul", (self, other))
+        return _matmul(self, _operand(other, self))
 
     def _compare(self, op_type: str, other) -> Tensor:
         other = other.value if isinstance(other, Tensor) else other
@@ -306,6 +307,17 @@ class ParamBase(Tensor, Parameter):
 
 
 engine.Tensor = Tensor
+
+
+def _operand(other, like: Tensor) -> Tensor:
+    """The other operand of an arithmetic operator as a Tensor of `like`'s dtype."""
+    return other if isinstance(other, Tensor) else Tensor(np.asarray(other, dtype=like.value.dtype))
+
+
+# the operators' op functions, made once now that engine.Tensor is set (axis -1: the ops' default)
+_OPERATORS = ("elementwise_add", "elementwise_sub", "elementwise_mul", "elementwise_div", "elementwise_pow")
+_add, _sub, _mul, _div, _pow = (opfunc.op_function(t) for t in _OPERATORS)
+_scale, _matmul = opfunc.op_function("scale"), opfunc.op_function("matmul")
 
 
 def to_tensor(data, dtype=None, place=None, stop_gradient: bool = True) -> Tensor:

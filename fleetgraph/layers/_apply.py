@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..dygraph import dispatch, engine, mode
+from ..dygraph import dispatch, engine, mode, opfunc
 from ..dygraph.tensor import Tensor
 from ..ir.program import Variable
 from .helper import LayerHelper
@@ -21,7 +21,7 @@ def apply_op(
     """Append `op_type` with a fresh output variable in `out_slot` (plus `extra_outputs` slots) and
     return the output; on Tensor inputs (or none, in dynamic mode) the op runs at once instead."""
     if inputs and not extra_outputs and out_slot == "Out":
-        out = engine.try_simple(op_type, inputs, attrs)
+        out = opfunc.try_call(op_type, inputs, attrs)
         if out is not None:
             return out
     ins = dispatch.eager_inputs(op_type, inputs) if inputs else ({} if mode.eager_by_default() else None)

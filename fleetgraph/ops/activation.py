@@ -52,7 +52,7 @@ def _log_softmax_grad(xp, out, dout, *, axis):
     return dout - xp.exp(out) * dout.sum(axis=axis, keepdims=True)
 
 
-_unary("relu", lambda xp, x: xp.maximum(x, x.dtype.type(0)), lambda xp, out, dout: dout * (out > 0))
+_unary("relu", lambda xp, x: xp.maximum(x, 0), lambda xp, out, dout: dout * (out > 0))
 _unary("sigmoid", _sigmoid, lambda xp, out, dout: dout * out * (1 - out))
 _unary("tanh", lambda xp, x: xp.tanh(x), lambda xp, out, dout: dout * (1 - out * out))
 _unary("softmax", _softmax, _softmax_grad, attrs={"axis": -1})

@@ -60,11 +60,12 @@ def _grad_y(xp, g, x, y, axis):
 
 
 def _add(xp, x, y, *, axis):
-    return x + _align(xp, x, y, axis)
+    # axis -1 (NumPy's broadcasting) is tested inline: an eager call pays for every Python call made
+    return x + (y if axis == -1 else _align(xp, x, y, axis))
 
 
 def _sub(xp, x, y, *, axis):
-    return x - _align(xp, x, y, axis)
+    return x - (y if axis == -1 else _align(xp, x, y, axis))
 
 
 def _mul(xp, x, y, *, axis):
@@ -72,11 +73,11 @@ def _mul(xp, x, y, *, axis):
         if y.size != 1:
             raise TypeError(f"a SelectedRows X takes a one-element Y (a scale); got Y of shape {tuple(y.shape)}")
         return SelectedRows(x.rows, x.value * y.reshape(()), x.height)
-    return x * _align(xp, x, y, axis)
+    return x * (y if axis == -1 else _align(xp, x, y, axis))
 
 
 def _div(xp, x, y, *, axis):
-    return x / _align(xp, x, y, axis)
+    return x / (y if axis == -1 else _align(xp, x, y, axis))
 
 
 def _add_grad(xp, x, y, dout, *, axis, need):
@@ -303,7 +304,9 @@ def _t(xp, a, flag):
 
 
 def _matmul_kernel(xp, x, y, *, transpose_X, transpose_Y, alpha):
-    out = xp.matmul(_t(xp, x, transpose_X), _t(xp, y, transpose_Y))
+    a, b = _t(xp, x, transpose_X), _t(xp, y, transpose_Y)
+    # dot is matmul for 2-D operands, without NumPy matmul's microseconds of set-up on small ones
+    out = xp.dot(a, b) if a.ndim == 2 and b.ndim == 2 else xp.matmul(a, b)
     out = out if alpha == 1.0 else out * xp.asarray(alpha, dtype=out.dtype)
     return out.reshape(1) if out.ndim == 0 else out
 
@@ -351,19 +354,25 @@ register_op(
 
 
 def _scale_kernel(xp, x, *, scale, bias, bias_after_scale):
-    if isinstance(x, (SparseTable, RowFunction)):  # weight decay of a table: evaluated at a gradient's rows
-        return RowFunction.of(
-            x, lambda v: _scale_kernel(xp, v, scale=scale, bias=bias, bias_after_scale=bias_after_scale)
-        )
-    if isinstance(x, SelectedRows):  # a sparse gradient scaled on a pserver
-        return SelectedRows(
-            x.rows, _scale_kernel(xp, x.value, scale=scale, bias=bias, bias_after_scale=bias_after_scale), x.height
-        )
+    if isinstance(x, _ROWS_OR_TABLES):  # one check for a dense array, the common case
+        return _scale_rows(xp, x, scale, bias, bias_after_scale)
     if bias == 0.0:
         return x * x.dtype.type(scale)
     if bias_after_scale:
         return x * x.dtype.type(scale) + x.dtype.type(bias)
     return (x + x.dtype.type(bias)) * x.dtype.type(scale)
+
+
+def _scale_rows(xp, x, scale, bias, bias_after_scale):
+    def scaled(v):
+        return _scale_kernel(xp, v, scale=scale, bias=bias, bias_after_scale=bias_after_scale)
+
+    if isinstance(x, SelectedRows):  # a sparse gradient scaled on a pserver
+        return SelectedRows(x.rows, scaled(x.value), x.height)
+    return RowFunction.of(x, scaled)  # weight decay of a table: evaluated at a gradient's rows
+
+
+_ROWS_OR_TABLES = (SparseTable, RowFunction, SelectedRows)
 
 
 def _scale_grad_maker(op) -> list[dict]:
@@ -465,7 +474,17 @@ def _reduce_sum(xp, x, *, dim, keep_dim, reduce_all):
 
 
 def _reduce_mean(xp, x, *, dim, keep_dim, reduce_all):
-    return _reduced(x.mean(axis=_reduce_axes(x.ndim, dim, reduce_all), keepdims=keep_dim), xp)
+    axes = None if reduce_all or not dim else _reduce_axes(x.ndim, dim, reduce_all)
+    return _reduced(_mean(x, axes, keep_dim), xp)
+
+
+def _mean(x, axis, keepdims):
+    """x.mean(axis, keepdims) as NumPy 2 computes it for float32/64 (the sum divided by the count in
+    x's dtype), without NumPy's Python wrapper, which costs more than the arithmetic on small tensors."""
+    if x.dtype.kind != "f" or x.dtype.itemsize < 4:  # ints and float16 accumulate wider: NumPy's rules
+        return x.mean(axis=axis, keepdims=keepdims)
+    total = x.sum(axis=axis, keepdims=keepdims)
+    return total / total.dtype.type(x.size if axis is None else prod(x.shape[a] for a in axis))
 
 
 def _expand_back(xp, x, dout, dim, reduce_all):
@@ -510,7 +529,7 @@ register_op(
     outputs=("Out",),
     infer_shape=_mean_infer,
     grad=make_grad_op(inputs=("X", "Out@GRAD"), outputs=("X@GRAD",)),
-    kernel=lambda xp, x: x.mean().reshape(1),
+    kernel=lambda xp, x: _mean(x, None, False).reshape(1),
 )
 register_op(
     "mean_grad",

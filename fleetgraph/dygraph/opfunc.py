@@ -1,0 +1,118 @@
+"""Eager op functions: an op type's kernel, slots and attrs resolved once into a plain function of
+Tensors, the fast path that Tensor operators and functional calls take (engine.run_op is the general
+path; both run the op's registered kernel and record the same tape Node)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir import FleetgraphError
+from . import engine, mode
+
+_FUNCS: dict[str, object] = {}  # op type -> its function with the op's default attrs (False: not simple)
+
+
+def op_function(type: str, attrs: dict | None = None):
+    """`f(*tensors, attrs=...)`: op `type` run on one Tensor per input slot (in the op's slot order),
+    returning its one output Tensor. `attrs` are merged over the op's defaults (and checked) here, once;
+    a call may pass `attrs=` a complete attr dict of its own (every attr the op declares) instead.
+    Only simple ops have one: one output, no duplicable slot, no randomness, no in-place write."""
+    s = engine.spec(type)
+    if not s.simple:
+        raise FleetgraphError(f"{type}: has no eager op function; expected a one-output op without randomness")
+    fixed = engine.merged_attrs(s, attrs) if attrs else s.attrs
+    kernel, records = s.kernel, s.opdef.grad is not None
+    state, new, ndarray, tensor, wrap = mode._state, object.__new__, np.ndarray, engine.Tensor, engine._array
+    record = engine.record_simple
+
+    def failed(values: list, attrs: dict) -> None:
+        engine.run_kernel(s, values, attrs, {}, "", complete=True)  # raises, naming the op and its inputs
+
+    if len(s.ins) == 1:
+
+        def run1(x, attrs=fixed):
+            try:
+                result = kernel(np, x.value, **attrs)
+            except FleetgraphError:
+                raise
+            except Exception:
+                failed([x.value], attrs)
+                raise
+            out = new(tensor)
+            out.value = result if result.__class__ is ndarray else wrap(result)
+            if x.stop_gradient or not records or not getattr(state, "grad", True):
+                return out
+            record(s, (x,), out, attrs)
+            return out
+
+        return run1
+    if len(s.ins) == 2:
+
+        def run2(x, y, attrs=fixed):
+            try:
+                result = kernel(np, x.value, y.value, **attrs)
+            except FleetgraphError:
+                raise
+            except Exception:
+                failed([x.value, y.value], attrs)
+                raise
+            out = new(tensor)
+            out.value = result if result.__class__ is ndarray else wrap(result)
+            if (x.stop_gradient and y.stop_gradient) or not records or not getattr(state, "grad", True):
+                return out
+            record(s, (x, y), out, attrs)
+            return out
+
+        return run2
+
+    def run(*tensors, attrs=fixed):
+        if len(tensors) != len(s.ins):
+            raise FleetgraphError(f"{type}: expected {len(s.ins)} input tensors, got {len(tensors)}")
+        values = [t.value for t in tensors]
+        try:
+            result = kernel(np, *values, **attrs)
+        except FleetgraphError:
+            raise
+        except Exception:
+            failed(values, attrs)
+            raise
+        out = new(tensor)
+        out.value = result if result.__class__ is ndarray else wrap(result)
+        if records and getattr(state, "grad", True) and not all(t.stop_gradient for t in tensors):
+            record(s, tensors, out, attrs)
+        return out
+
+    return run
+
+
+def default_function(type: str):
+    """The op function of `type` with its default attrs, made once; None when the op is not simple."""
+    fn = _FUNCS.get(type)
+    if fn is None:
+        fn = _FUNCS[type] = op_function(type) if engine.spec(type).simple else False
+    return fn or None
+
+
+def try_call(type: str, inputs: dict, attrs: dict | None):
+    """apply_op's first try: the output Tensor when `inputs` (slot -> [one value]) are Tensors filling
+    exactly the op's slots and the op is simple; None otherwise (static inputs, lists, other shapes)."""
+    first = next(iter(inputs.values()))
+    if first.__class__ is not list or not first or not isinstance(first[0], engine.Tensor):
+        return None  # a static op (which may have no kernel at all): nothing to try
+    fn = _FUNCS.get(type)
+    if fn is None:
+        fn = default_function(type) or False
+    if fn is False:
+        return None
+    s = engine._SPECS[type]
+    if len(inputs) != len(s.ins):
+        return None
+    tensors = []
+    for slot, _ in s.ins:
+        vs = inputs.get(slot)
+        if vs.__class__ is not list or len(vs) != 1 or not isinstance(vs[0], engine.Tensor):
+            return None
+        tensors.append(vs[0])
+    if attrs:
+        return fn(*tensors, attrs=engine.merged_attrs(s, attrs))
+    return fn(*tensors)
