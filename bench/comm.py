@@ -201,7 +201,7 @@ class Pair:
         self.backend = backend
         endpoints = ",".join(f"127.0.0.1:{p}" for p in _free_ports(2))
         env = {k: v for k, v in os.environ.items() if k != "FLEETGRAPH_JOB_SECRET"}
-        if backend == "tcp+secret":  # authenticated: CURVE encrypts every byte
+        if backend == "tcp+secret":  # PLAIN on loopback (CURVE, encrypting every byte, between hosts)
             env["FLEETGRAPH_JOB_SECRET"] = "bench secret"
         self.errs = [tempfile.TemporaryFile(mode="w+") for _ in range(2)]  # warnings stay out of the answers
         self.procs = [
