@@ -25,7 +25,7 @@ class _Spec:
 
     __slots__ = (
         "type", "opdef", "kernel", "ins", "outs", "attrs", "single_out", "random", "want", "ctx", "inplace",
-        "inplace_ins", "simple",
+        "inplace_ins", "simple", "in_slots", "out_slot",
     )  # fmt: skip
 
     def __init__(self, type: str) -> None:
@@ -35,6 +35,8 @@ class _Spec:
         self.type, self.opdef, self.kernel = type, opdef, opdef.kernel
         self.ins = tuple((s.name, s.duplicable) for s in opdef.inputs)
         self.outs = tuple((s.name, s.duplicable) for s in opdef.outputs)
+        self.in_slots = tuple(s.name for s in opdef.inputs)
+        self.out_slot = opdef.outputs[0].name if opdef.outputs else None
         self.attrs = opdef.attrs
         self.single_out = len(opdef.outputs) == 1
         self.random, self.want, self.ctx = opdef.random, opdef.wants_outputs, opdef.needs_context
@@ -205,11 +207,34 @@ def key(t) -> str:
     return k
 
 
+def record1(s: _Spec, x, out, attrs: dict) -> None:
+    """`_record` of a simple op of one input (which needs a gradient), with gradients on: the same
+    Node as run_op's, built without its slot dicts."""
+    kx = x._key or key(x)
+    ko = out._key = f"@t{next(_keys)}"
+    out._node = Node(s.type, {s.in_slots[0]: [kx]}, {s.out_slot: [ko]}, attrs, {kx: x.value, ko: out.value}, {kx: x})
+    out.stop_gradient = False
+
+
+def record2(s: _Spec, x, y, out, attrs: dict) -> None:
+    """record1 for a simple op of two inputs, one of which at least needs a gradient."""
+    kx, ky = x._key or key(x), y._key or key(y)
+    ko = out._key = f"@t{next(_keys)}"
+    parents = {}
+    if not x.stop_gradient:
+        parents[kx] = x
+    if not y.stop_gradient:
+        parents[ky] = y
+    sx, sy = s.in_slots
+    values = {kx: x.value, ky: y.value, ko: out.value}
+    out._node = Node(s.type, {sx: [kx], sy: [ky]}, {s.out_slot: [ko]}, attrs, values, parents)
+    out.stop_gradient = False
+
+
 def record_simple(s: _Spec, tensors, out, attrs: dict) -> None:
-    """`_record` of a simple op (one tensor per input slot, one output) that some input needs a
-    gradient of, with gradients on: the same Node, built without the slot dicts of run_op."""
+    """record1 for a simple op of any number of inputs."""
     values, in_names, parents = {}, {}, {}
-    for (slot, _), t in zip(s.ins, tensors):
+    for slot, t in zip(s.in_slots, tensors):
         k = t._key or key(t)
         in_names[slot] = [k]
         values[k] = t.value
@@ -217,13 +242,13 @@ def record_simple(s: _Spec, tensors, out, attrs: dict) -> None:
             parents[k] = t
     k = key(out)
     values[k] = out.value
-    out._node = Node(s.type, in_names, {s.outs[0][0]: [k]}, attrs, values, parents)
+    out._node = Node(s.type, in_names, {s.out_slot: [k]}, attrs, values, parents)
     out.stop_gradient = False
 
 
 def _record(s: _Spec, inputs: dict, outputs: dict, attrs: dict) -> None:
     parents = None
-    if s.opdef.grad is not None and getattr(mode._state, "grad", True):
+    if s.opdef.grad is not None and mode._state.grad:
         for ts in inputs.values():
             for t in ts:
                 if t is not None and not t.stop_gradient:

@@ -17,7 +17,18 @@ import functools
 import threading
 
 _mode: str | None = None  # "static" after enable_static(), "dynamic" after disable_static(), else None
-_state = threading.local()
+
+
+class _ThreadState(threading.local):
+    """Per thread: whether ops record for backward (no_grad) and whether input-less calls run eagerly.
+    Class defaults, so a read never misses (getattr with a default on a local raises and catches an
+    AttributeError inside, which cost an eager op 0.4 us)."""
+
+    grad = True
+    eager = False
+
+
+_state = _ThreadState()
 
 
 def enable_static() -> None:
@@ -57,12 +68,12 @@ def guard(place=None):
 def eager_by_default() -> bool:
     """Whether a call with nothing to go by (no input, a Layer's parameter) runs eagerly: in dynamic
     mode, and inside `eager_guard()` (a dynamic Layer's forward, an optimizer's eager step)."""
-    return _mode == "dynamic" or getattr(_state, "eager", False)
+    return _mode == "dynamic" or _state.eager
 
 
 @contextlib.contextmanager
 def eager_guard():
-    old = getattr(_state, "eager", False)
+    old = _state.eager
     _state.eager = True
     try:
         yield
@@ -75,7 +86,7 @@ def static_guard():
     """Static mode inside (jit tracing), whatever encloses it: not even a dynamic Layer's forward,
     whose eager_guard is on in this thread, makes input-less calls eager."""
     global _mode
-    old_mode, old_eager = _mode, getattr(_state, "eager", False)
+    old_mode, old_eager = _mode, _state.eager
     _mode, _state.eager = "static", False
     try:
         yield
@@ -84,7 +95,7 @@ def static_guard():
 
 
 def grad_enabled() -> bool:
-    return getattr(_state, "grad", True)
+    return _state.grad
 
 
 class no_grad:  # noqa: N801  (Paddle's spelling)

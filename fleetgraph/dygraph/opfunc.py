@@ -23,7 +23,7 @@ def op_function(type: str, attrs: dict | None = None):
     fixed = engine.merged_attrs(s, attrs) if attrs else s.attrs
     kernel, records = s.kernel, s.opdef.grad is not None
     state, new, ndarray, tensor, wrap = mode._state, object.__new__, np.ndarray, engine.Tensor, engine._array
-    record = engine.record_simple
+    record1, record2, record = engine.record1, engine.record2, engine.record_simple
 
     def failed(values: list, attrs: dict) -> None:
         engine.run_kernel(s, values, attrs, {}, "", complete=True)  # raises, naming the op and its inputs
@@ -40,9 +40,9 @@ def op_function(type: str, attrs: dict | None = None):
                 raise
             out = new(tensor)
             out.value = result if result.__class__ is ndarray else wrap(result)
-            if x.stop_gradient or not records or not getattr(state, "grad", True):
+            if x.stop_gradient or not records or not state.grad:
                 return out
-            record(s, (x,), out, attrs)
+            record1(s, x, out, attrs)
             return out
 
         return run1
@@ -58,9 +58,9 @@ def op_function(type: str, attrs: dict | None = None):
                 raise
             out = new(tensor)
             out.value = result if result.__class__ is ndarray else wrap(result)
-            if (x.stop_gradient and y.stop_gradient) or not records or not getattr(state, "grad", True):
+            if (x.stop_gradient and y.stop_gradient) or not records or not state.grad:
                 return out
-            record(s, (x, y), out, attrs)
+            record2(s, x, y, out, attrs)
             return out
 
         return run2
@@ -78,7 +78,7 @@ def op_function(type: str, attrs: dict | None = None):
             raise
         out = new(tensor)
         out.value = result if result.__class__ is ndarray else wrap(result)
-        if records and getattr(state, "grad", True) and not all(t.stop_gradient for t in tensors):
+        if records and state.grad and not all(t.stop_gradient for t in tensors):
             record(s, tensors, out, attrs)
         return out
 

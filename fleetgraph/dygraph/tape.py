@@ -56,32 +56,35 @@ def backward(loss, grad=None, retain_graph: bool = False) -> None:
             )
         nodes[id(node)] = node
         stack.extend(t._node for t in node.parents.values() if t._node is not None)
-    seed = np.ones_like(loss.value) if grad is None else np.asarray(getattr(grad, "value", grad), loss.value.dtype)
-    if seed.shape != np.shape(loss.value):  # it would broadcast into wrongly shaped gradients
+    value = loss.value
+    seed = (
+        np.ones(np.shape(value), value.dtype) if grad is None else np.asarray(getattr(grad, "value", grad), value.dtype)
+    )
+    if seed.shape != np.shape(value):  # it would broadcast into wrongly shaped gradients
         raise FleetgraphError(
-            f"backward: grad_tensor of {loss.name!r}: expected shape {list(np.shape(loss.value))}, "
-            f"got {list(seed.shape)}"
+            f"backward: grad_tensor of {loss.name!r}: expected shape {list(np.shape(value))}, got {list(seed.shape)}"
         )
     grads: dict[str, Any] = {key(loss): seed}  # step 2
     leaves: dict[str, Any] = {}
     if loss._node is None:
         leaves[key(loss)] = loss
-    for node in sorted(nodes.values(), key=lambda n: n.seq, reverse=True):
-        outs = [n for names in node.outputs.values() for n in names]
-        if not any(n in grads for n in outs):
-            continue
-        produced = _run_grad_ops(node, grads)  # step 3
-        for name, parts in produced.items():  # step 4
-            if name in grads:
-                parts = [grads[name], *parts]
-            grads[name] = parts[0] if len(parts) == 1 else merge_dense(np, parts)
-            parent = node.parents[name]
+    for node in sorted(nodes.values(), key=_seq, reverse=True):
+        for names in node.outputs.values():
+            if any(n in grads for n in names):
+                break
+        else:
+            continue  # no gradient reached this node's outputs
+        parents = node.parents
+        for name, value in _grads_of(node, grads):  # step 3
+            old = grads.get(name)  # step 4
+            grads[name] = value if old is None else _added(old, value)
+            parent = parents[name]
             if parent._node is None:
                 leaves[name] = parent
     for name, t in leaves.items():  # step 5
         g = grads.get(name)
         if g is not None:
-            t._grad = g if t._grad is None else merge_dense(np, [t._grad, g])
+            t._grad = g if t._grad is None else _added(t._grad, g)
     for hook in list(_post_backward_hooks):
         hook()
     if not retain_graph:  # a loss kept to log it keeps neither the saved values nor the activations
@@ -90,14 +93,33 @@ def backward(loss, grad=None, retain_graph: bool = False) -> None:
             node.parents = {}
 
 
-def _run_grad_ops(node: Node, grads: dict) -> dict[str, list]:
-    """Run the grad ops of one node; the gradients it gives each of its parents."""
-    maker = get_op_def(node.type).grad
-    if hasattr(maker, "inputs"):  # a make_grad_op maker: one grad op whose slots name forward slots
-        return _run_slot_grad_op(node, maker, grads)
+def _seq(node: Node) -> int:
+    return node.seq
+
+
+def _added(a, b):
+    """a + b for gradients, dense or SelectedRows (a fresh array: `a` may be a leaf's .grad)."""
+    if a.__class__ is np.ndarray and b.__class__ is np.ndarray and a.shape == b.shape:
+        return a + b
+    return merge_dense(np, [a, b])
+
+
+def _grads_of(node: Node, grads: dict) -> list:
+    """(parent key, gradient) pairs from the grad ops of one node, through its type's plan."""
+    plan = _PLANS.get(node.type)
+    if plan is None:
+        maker = get_op_def(node.type).grad
+        plan = _PLANS[node.type] = _GradPlan(node, maker) if hasattr(maker, "inputs") else maker
+    if plan.__class__ is _GradPlan:  # a make_grad_op maker: one grad op whose slots name forward slots
+        return _run_slot_grad_op(node, plan, grads)
+    return _run_grad_ops(node, plan, grads)
+
+
+def _run_grad_ops(node: Node, maker, grads: dict) -> list:
+    """Run the grad ops a general maker gives for one node; the gradients it gives its parents."""
     descs = maker(_as_op(node))
     env: dict[str, Any] = {}
-    produced: dict[str, list] = {}
+    produced = []
     for desc in descs:
         outputs = {
             slot: [n if n.endswith(GRAD_SUFFIX) and n[: -len(GRAD_SUFFIX)] in node.parents else None for n in names]
@@ -125,16 +147,17 @@ def _run_grad_ops(node: Node, grads: dict) -> dict[str, list]:
             for n, v in zip(names, value if dup else [value]):
                 if n is not None and v is not None:
                     env[n] = _array(v)
-                    produced.setdefault(n[: -len(GRAD_SUFFIX)], []).append(env[n])
+                    produced.append((n[: -len(GRAD_SUFFIX)], env[n]))
     return produced
 
 
 class _GradPlan:
     """How a make_grad_op maker's grad op reads one op type's node, worked out once per type: for
     each grad-op input slot, the forward slot it reads and whether it is that slot's gradient; for
-    each output 'X@GRAD', the forward slot X."""
+    each output 'X@GRAD', the forward slot X; and whether the node's attrs (the forward op's, complete)
+    are the grad op's too, so they pass to its kernel as they are."""
 
-    __slots__ = ("spec", "ins", "outs")
+    __slots__ = ("spec", "ins", "outs", "same_attrs")
 
     def __init__(self, node: Node, maker) -> None:
         self.spec = spec(maker(_as_op(node))[0]["type"])
@@ -146,18 +169,16 @@ class _GradPlan:
             for slot, dup in self.spec.ins
         ]
         self.outs = [(slot, slot[: -len(GRAD_SUFFIX)], dup) for slot, dup in self.spec.outs if slot in wanted_out]
+        self.same_attrs = set(self.spec.attrs) == set(spec(node.type).attrs)
 
 
-_PLANS: dict[str, _GradPlan] = {}
+_PLANS: dict[str, object] = {}  # op type -> its _GradPlan, or its general grad maker
 
 
-def _run_slot_grad_op(node: Node, maker, grads: dict) -> dict[str, list]:
+def _run_slot_grad_op(node: Node, plan: _GradPlan, grads: dict) -> list:
     """What `_run_grad_ops` does for the common maker, without building names: the grad op's input
     slot 'X' reads the forward values of slot X, 'Out@GRAD' the gradients of slot Out's outputs (zeros
     where none arrived), and output 'X@GRAD' gives the gradients of slot X's inputs."""
-    plan = _PLANS.get(node.type)
-    if plan is None:
-        plan = _PLANS[node.type] = _GradPlan(node, maker)
     parents, values, fins, fouts = node.parents, node.values, node.inputs, node.outputs
     wanted = {}
     for slot, base, _ in plan.outs:
@@ -172,7 +193,7 @@ def _run_slot_grad_op(node: Node, maker, grads: dict) -> dict[str, list]:
         if chosen.count(None) < len(chosen):
             wanted[slot] = chosen
     if not wanted:
-        return {}
+        return []
     args = []
     for entry in plan.ins:
         if entry is None:
@@ -187,25 +208,31 @@ def _run_slot_grad_op(node: Node, maker, grads: dict) -> dict[str, list]:
         args.append((got if dup else got[0]) if got else None)
     s = plan.spec
     attrs = node.attrs
-    kwargs = {k: attrs[k] if k in attrs else default for k, default in s.attrs.items()}
-    if s.want:
-        kwargs["need"] = frozenset(wanted)
+    if not plan.same_attrs:
+        attrs = {k: attrs[k] if k in attrs else default for k, default in s.attrs.items()}
     try:
-        result = s.kernel(np, *args, **kwargs)
+        result = s.kernel(np, *args, **attrs, need=frozenset(wanted)) if s.want else s.kernel(np, *args, **attrs)
     except FleetgraphError:
         raise
     except Exception:
         run_kernel(s, args, attrs, wanted, "")  # raises, naming the op
         raise
-    results = [result] if s.single_out else result
-    produced: dict[str, list] = {}
+    if s.single_out:
+        ((slot, dup),) = s.outs
+        names = wanted.get(slot)
+        if not dup and names:
+            return [] if result is None else [(names[0], _array(result))]
+        results = [result]
+    else:
+        results = result
+    produced = []
     for (slot, dup), value in zip(s.outs, results):
         names = wanted.get(slot)
         if not names:
             continue
         for n, v in zip(names, value if dup else [value]):
             if n is not None and v is not None:
-                produced.setdefault(n, []).append(_array(v))
+                produced.append((n, _array(v)))
     return produced
 
 

@@ -32,11 +32,11 @@ def _act(x, act):
 
 
 def _unary(op_type):
+    eager = opfunc.default_function(op_type)  # what a Tensor runs: apply_op's dicts cost more than relu
+
     def layer(x, name=None):
-        if isinstance(x, Tensor):  # eager: straight to the op's function (apply_op's dicts cost more than relu)
-            fn = opfunc.default_function(op_type)
-            if fn is not None:
-                return fn(x)
+        if eager is not None and isinstance(x, Tensor):
+            return eager(x)
         return apply_op(op_type, {"X": [x]}, name=name)
 
     layer.__name__ = op_type

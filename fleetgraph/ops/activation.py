@@ -3,6 +3,8 @@ sign, floor, ceil, cos."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..ir import make_grad_op, register_op
 from ._common import normalize_axis, same_shape
 from .sparse_table import RowFunction, SparseTable
@@ -52,7 +54,19 @@ def _log_softmax_grad(xp, out, dout, *, axis):
     return dout - xp.exp(out) * dout.sum(axis=axis, keepdims=True)
 
 
-_unary("relu", lambda xp, x: xp.maximum(x, 0), lambda xp, out, dout: dout * (out > 0))
+_ZEROS: dict = {}  # dtype -> a 0-d NumPy zero
+
+
+def _relu(xp, x):
+    if xp is np:  # a ufunc takes a 0-d array of x's dtype faster than Python's 0 (0.4 us against 0.7 on 8x8)
+        zero = _ZEROS.get(x.dtype)
+        if zero is None:
+            zero = _ZEROS[x.dtype] = np.zeros((), x.dtype)
+        return np.maximum(x, zero)
+    return xp.maximum(x, 0)
+
+
+_unary("relu", _relu, lambda xp, out, dout: dout * (out > 0))
 _unary("sigmoid", _sigmoid, lambda xp, out, dout: dout * out * (1 - out))
 _unary("tanh", lambda xp, x: xp.tanh(x), lambda xp, out, dout: dout * (1 - out * out))
 _unary("softmax", _softmax, _softmax_grad, attrs={"axis": -1})

@@ -312,6 +312,8 @@ def _matmul_kernel(xp, x, y, *, transpose_X, transpose_Y, alpha):
 
 
 def _matmul_grad_kernel(xp, x, y, dout, *, transpose_X, transpose_Y, alpha, need):
+    if x.ndim == 2 and y.ndim == 2 and dout.ndim == 2:  # no batch dims to broadcast: the short way
+        return _matmul_grad_2d(xp, x, y, dout, transpose_X, transpose_Y, alpha, need)
     x2 = x.reshape(1, -1) if x.ndim == 1 else x
     y2 = y.reshape(-1, 1) if y.ndim == 1 else y
     a, b = _t(xp, x2, transpose_X), _t(xp, y2, transpose_Y)
@@ -328,6 +330,19 @@ def _matmul_grad_kernel(xp, x, y, dout, *, transpose_X, transpose_Y, alpha, need
         db = xp.matmul(xp.swapaxes(a, -1, -2), g)
         db = _t(xp, db, transpose_Y)
         dy = unbroadcast(xp, db, y2.shape).reshape(y.shape)
+    return dx, dy
+
+
+def _matmul_grad_2d(xp, x, y, g, tx, ty, alpha, need):
+    """out = a . b with a = x or x^T, b = y or y^T: da = g . b^T, db = a^T . g, transposed back."""
+    a, b = (x.T if tx else x), (y.T if ty else y)
+    if alpha != 1.0:
+        g = g * xp.asarray(alpha, dtype=g.dtype)
+    dx = dy = None
+    if "X@GRAD" in need:
+        dx = xp.dot(b, g.T) if tx else xp.dot(g, b.T)  # (g . b^T)^T = b . g^T
+    if "Y@GRAD" in need:
+        dy = xp.dot(g.T, a) if ty else xp.dot(a.T, g)
     return dx, dy
 
 
@@ -487,19 +502,24 @@ def _mean(x, axis, keepdims):
     return total / total.dtype.type(x.size if axis is None else prod(x.shape[a] for a in axis))
 
 
-def _expand_back(xp, x, dout, dim, reduce_all):
+def _expand_back(xp, x, dout, dim, reduce_all, mean: bool):
+    """dout spread back over x's shape (divided by the count of each sum, for a mean): an array of
+    x's shape filled by assignment, which broadcasts in C (xp.broadcast_to costs microseconds)."""
     axes = _reduce_axes(x.ndim, dim, reduce_all)
-    kept = tuple(1 if i in axes else d for i, d in enumerate(x.shape))
-    return xp.broadcast_to(dout.reshape(kept), x.shape), prod(x.shape[i] for i in axes)
+    g = dout.reshape(tuple(1 if i in axes else d for i, d in enumerate(x.shape)))
+    if mean:
+        g = g / x.dtype.type(prod(x.shape[i] for i in axes))
+    out = xp.empty(x.shape, g.dtype)
+    out[...] = g
+    return out
 
 
 def _reduce_sum_grad(xp, x, dout, *, dim, keep_dim, reduce_all):
-    return xp.ascontiguousarray(_expand_back(xp, x, dout, dim, reduce_all)[0])
+    return _expand_back(xp, x, dout, dim, reduce_all, mean=False)
 
 
 def _reduce_mean_grad(xp, x, dout, *, dim, keep_dim, reduce_all):
-    g, n = _expand_back(xp, x, dout, dim, reduce_all)
-    return g / x.dtype.type(n)
+    return _expand_back(xp, x, dout, dim, reduce_all, mean=True)
 
 
 _REDUCE_ATTRS = {"dim": [0], "keep_dim": False, "reduce_all": False}
