@@ -125,10 +125,11 @@ def make_plan(args: argparse.Namespace, *, ps_launcher: bool = False) -> Plan:
         plan = _ps_plan(args, default_count=2 if ps_launcher else 1)
     else:
         plan = _collective_plan(args)
-    if args.gpus and not _gpu_devices():
+    if args.gpus and not _gpu_devices():  # fall back to the CPU: the same processes, which CPUPlace runs
         print(
-            f"launch: warning: --gpus {args.gpus} but this host shows no NVIDIA GPU (no /dev/nvidiaN); each "
-            "process still gets FLAGS_selected_gpus, and a script that asks for CUDAPlace will fail",
+            f"launch: warning: --gpus {args.gpus} but this host shows no NVIDIA GPU (no /dev/nvidiaN); starting "
+            f"the {len(plan.local)} local process(es) to run on the CPU. Each still gets FLAGS_selected_gpus, as "
+            "Paddle's launcher sets it, but a script must use paddle.CPUPlace() here: CUDAPlace raises, saying why",
             file=sys.stderr,
         )
     _share_cores(plan.local)
