@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..ir import InferContext, make_grad_op, register_op
 from ..ir.errors import fmt_shape
 from ._common import aligned_y_shape, broadcast_dims, normalize_axis, prod, same_shape
+from ._xp import astype, reshape, scalar, total
 from .selected_rows import SelectedRows, merge_dense
 from .sparse_table import RowFunction, SparseTable
 
@@ -41,7 +44,7 @@ def _align(xp, x, y, axis):
     """Y reshaped so NumPy broadcasting does what Paddle's axis asks."""
     if axis == -1 or y.ndim > x.ndim:
         return y
-    return y.reshape(aligned_y_shape(x.ndim, y.shape, axis))
+    return reshape(xp, y, aligned_y_shape(x.ndim, y.shape, axis))
 
 
 def unbroadcast(xp, grad, shape):
@@ -50,13 +53,13 @@ def unbroadcast(xp, grad, shape):
         return grad
     lead = grad.ndim - len(shape)
     axes = tuple(range(lead)) + tuple(i + lead for i, d in enumerate(shape) if d == 1 and grad.shape[i + lead] != 1)
-    return grad.sum(axis=axes, keepdims=True).reshape(shape) if axes else grad.reshape(shape)
+    return reshape(xp, total(xp, grad, axes, keepdims=True) if axes else grad, shape)
 
 
 def _grad_y(xp, g, x, y, axis):
     """Reduce a gradient with X's (broadcast) shape to Y's shape."""
     aligned = _align(xp, x, y, axis)
-    return unbroadcast(xp, g, aligned.shape).reshape(y.shape)
+    return reshape(xp, unbroadcast(xp, g, aligned.shape), y.shape)
 
 
 def _add(xp, x, y, *, axis):
@@ -134,11 +137,16 @@ def _pick_grad(take_x):
     def grad(xp, x, y, dout, *, axis, need):
         ya = _align(xp, x, y, axis)
         to_x = take_x(x, ya)
-        dx = unbroadcast(xp, dout * to_x, x.shape) if "X@GRAD" in need else None
-        dy = _grad_y(xp, dout * ~to_x, x, y, axis) if "Y@GRAD" in need else None
+        dx = unbroadcast(xp, dout * _as(xp, to_x, dout), x.shape) if "X@GRAD" in need else None
+        dy = _grad_y(xp, dout * _as(xp, ~to_x, dout), x, y, axis) if "Y@GRAD" in need else None
         return dx, dy
 
     return grad
+
+
+def _as(xp, mask, like):
+    """A boolean mask to multiply `like` by (NumPy multiplies by booleans as they are)."""
+    return mask if xp is np else astype(xp, mask, like.dtype)
 
 
 for _name, _fwd, _bwd in (
@@ -207,7 +215,7 @@ register_op(
     outputs=("Out",),
     attrs={"step": 1.0},
     infer_shape=_increment_infer,
-    kernel=lambda xp, x, *, step: x + x.dtype.type(step),
+    kernel=lambda xp, x, *, step: x + scalar(xp, x, step),
 )
 
 # -- mul (fc's matrix product) ------------------------------------------------------------------
@@ -230,20 +238,20 @@ def _mul_infer(ctx: InferContext) -> None:
     ctx.set_output("Out", x.shape[:xn] + y.shape[yn:], x.dtype, lod_level=x.lod_level)
 
 
-def _flat2d(a, n):
-    return a.reshape(prod(a.shape[:n]), prod(a.shape[n:]))
+def _flat2d(xp, a, n):
+    return reshape(xp, a, (prod(a.shape[:n]), prod(a.shape[n:])))
 
 
 def _mul_kernel(xp, x, y, *, x_num_col_dims, y_num_col_dims):
-    out = _flat2d(x, x_num_col_dims) @ _flat2d(y, y_num_col_dims)
-    return out.reshape(x.shape[:x_num_col_dims] + y.shape[y_num_col_dims:])
+    out = _flat2d(xp, x, x_num_col_dims) @ _flat2d(xp, y, y_num_col_dims)
+    return reshape(xp, out, x.shape[:x_num_col_dims] + y.shape[y_num_col_dims:])
 
 
 def _mul_grad_kernel(xp, x, y, dout, *, x_num_col_dims, y_num_col_dims, need):
-    x2, y2 = _flat2d(x, x_num_col_dims), _flat2d(y, y_num_col_dims)
-    d2 = dout.reshape(x2.shape[0], y2.shape[1])
-    dx = (d2 @ y2.T).reshape(x.shape) if "X@GRAD" in need else None
-    dy = (x2.T @ d2).reshape(y.shape) if "Y@GRAD" in need else None
+    x2, y2 = _flat2d(xp, x, x_num_col_dims), _flat2d(xp, y, y_num_col_dims)
+    d2 = reshape(xp, dout, (x2.shape[0], y2.shape[1]))
+    dx = reshape(xp, d2 @ y2.T, x.shape) if "X@GRAD" in need else None
+    dy = reshape(xp, x2.T @ d2, y.shape) if "Y@GRAD" in need else None
     return dx, dy
 
 
@@ -300,36 +308,41 @@ def _matmul_infer(ctx: InferContext) -> None:
 
 
 def _t(xp, a, flag):
-    return xp.swapaxes(a, -1, -2) if flag and a.ndim >= 2 else a
+    return a.mT if flag and a.ndim >= 2 else a
+
+
+def _dot(xp, a, b):
+    """matmul of 2-D operands: NumPy's dot, without matmul's microseconds of set-up on small ones."""
+    return np.dot(a, b) if xp is np else a @ b
 
 
 def _matmul_kernel(xp, x, y, *, transpose_X, transpose_Y, alpha):
     a, b = _t(xp, x, transpose_X), _t(xp, y, transpose_Y)
     # dot is matmul for 2-D operands, without NumPy matmul's microseconds of set-up on small ones
-    out = xp.dot(a, b) if a.ndim == 2 and b.ndim == 2 else xp.matmul(a, b)
+    out = _dot(xp, a, b) if a.ndim == 2 and b.ndim == 2 else xp.matmul(a, b)
     out = out if alpha == 1.0 else out * xp.asarray(alpha, dtype=out.dtype)
-    return out.reshape(1) if out.ndim == 0 else out
+    return reshape(xp, out, (1,)) if out.ndim == 0 else out
 
 
 def _matmul_grad_kernel(xp, x, y, dout, *, transpose_X, transpose_Y, alpha, need):
     if x.ndim == 2 and y.ndim == 2 and dout.ndim == 2:  # no batch dims to broadcast: the short way
         return _matmul_grad_2d(xp, x, y, dout, transpose_X, transpose_Y, alpha, need)
-    x2 = x.reshape(1, -1) if x.ndim == 1 else x
-    y2 = y.reshape(-1, 1) if y.ndim == 1 else y
+    x2 = reshape(xp, x, (1, -1)) if x.ndim == 1 else x
+    y2 = reshape(xp, y, (-1, 1)) if y.ndim == 1 else y
     a, b = _t(xp, x2, transpose_X), _t(xp, y2, transpose_Y)
     # dout may have lost the dims a 1-D input squeezed out; restore [..., M, N]
-    g = dout.reshape(xp.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + (a.shape[-2], b.shape[-1]))
+    g = reshape(xp, dout, np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + (a.shape[-2], b.shape[-1]))
     if alpha != 1.0:
         g = g * xp.asarray(alpha, dtype=g.dtype)
     dx = dy = None
     if "X@GRAD" in need:
-        da = xp.matmul(g, xp.swapaxes(b, -1, -2))  # d(a)
+        da = xp.matmul(g, b.mT)  # d(a)
         da = _t(xp, da, transpose_X)
-        dx = unbroadcast(xp, da, x2.shape).reshape(x.shape)
+        dx = reshape(xp, unbroadcast(xp, da, x2.shape), x.shape)
     if "Y@GRAD" in need:
-        db = xp.matmul(xp.swapaxes(a, -1, -2), g)
+        db = xp.matmul(a.mT, g)
         db = _t(xp, db, transpose_Y)
-        dy = unbroadcast(xp, db, y2.shape).reshape(y.shape)
+        dy = reshape(xp, unbroadcast(xp, db, y2.shape), y.shape)
     return dx, dy
 
 
@@ -340,9 +353,9 @@ def _matmul_grad_2d(xp, x, y, g, tx, ty, alpha, need):
         g = g * xp.asarray(alpha, dtype=g.dtype)
     dx = dy = None
     if "X@GRAD" in need:
-        dx = xp.dot(b, g.T) if tx else xp.dot(g, b.T)  # (g . b^T)^T = b . g^T
+        dx = _dot(xp, b, g.T) if tx else _dot(xp, g, b.T)  # (g . b^T)^T = b . g^T
     if "Y@GRAD" in need:
-        dy = xp.dot(g.T, a) if ty else xp.dot(a.T, g)
+        dy = _dot(xp, g.T, a) if ty else _dot(xp, a.T, g)
     return dx, dy
 
 
@@ -371,11 +384,11 @@ register_op(
 def _scale_kernel(xp, x, *, scale, bias, bias_after_scale):
     if isinstance(x, _ROWS_OR_TABLES):  # one check for a dense array, the common case
         return _scale_rows(xp, x, scale, bias, bias_after_scale)
+    scale = x.dtype.type(scale) if xp is np else scalar(xp, x, scale)  # inline: the hottest kernel eager runs
     if bias == 0.0:
-        return x * x.dtype.type(scale)
-    if bias_after_scale:
-        return x * x.dtype.type(scale) + x.dtype.type(bias)
-    return (x + x.dtype.type(bias)) * x.dtype.type(scale)
+        return x * scale
+    bias = scalar(xp, x, bias)
+    return x * scale + bias if bias_after_scale else (x + bias) * scale
 
 
 def _scale_rows(xp, x, scale, bias, bias_after_scale):
@@ -481,34 +494,36 @@ def _reduce_infer(ctx: InferContext) -> None:
 
 
 def _reduced(out, xp):
-    return out.reshape(1) if out.ndim == 0 else out
+    return reshape(xp, out, (1,)) if out.ndim == 0 else out
 
 
 def _reduce_sum(xp, x, *, dim, keep_dim, reduce_all):
-    return _reduced(x.sum(axis=_reduce_axes(x.ndim, dim, reduce_all), keepdims=keep_dim), xp)
+    return _reduced(total(xp, x, _reduce_axes(x.ndim, dim, reduce_all), keepdims=keep_dim), xp)
 
 
 def _reduce_mean(xp, x, *, dim, keep_dim, reduce_all):
     axes = None if reduce_all or not dim else _reduce_axes(x.ndim, dim, reduce_all)
-    return _reduced(_mean(x, axes, keep_dim), xp)
+    return _reduced(_mean(xp, x, axes, keep_dim), xp)
 
 
-def _mean(x, axis, keepdims):
+def _mean(xp, x, axis, keepdims):
     """x.mean(axis, keepdims) as NumPy 2 computes it for float32/64 (the sum divided by the count in
     x's dtype), without NumPy's Python wrapper, which costs more than the arithmetic on small tensors."""
+    if xp is not np:
+        return xp.mean(x, axis=axis, keepdims=keepdims)
     if x.dtype.kind != "f" or x.dtype.itemsize < 4:  # ints and float16 accumulate wider: NumPy's rules
         return x.mean(axis=axis, keepdims=keepdims)
-    total = x.sum(axis=axis, keepdims=keepdims)
-    return total / total.dtype.type(x.size if axis is None else prod(x.shape[a] for a in axis))
+    summed = x.sum(axis=axis, keepdims=keepdims)
+    return summed / summed.dtype.type(x.size if axis is None else prod(x.shape[a] for a in axis))
 
 
 def _expand_back(xp, x, dout, dim, reduce_all, mean: bool):
     """dout spread back over x's shape (divided by the count of each sum, for a mean): an array of
     x's shape filled by assignment, which broadcasts in C (xp.broadcast_to costs microseconds)."""
     axes = _reduce_axes(x.ndim, dim, reduce_all)
-    g = dout.reshape(tuple(1 if i in axes else d for i, d in enumerate(x.shape)))
+    g = reshape(xp, dout, tuple(1 if i in axes else d for i, d in enumerate(x.shape)))
     if mean:
-        g = g / x.dtype.type(prod(x.shape[i] for i in axes))
+        g = g / scalar(xp, x, prod(x.shape[i] for i in axes))
     out = xp.empty(x.shape, g.dtype)
     out[...] = g
     return out
@@ -549,11 +564,11 @@ register_op(
     outputs=("Out",),
     infer_shape=_mean_infer,
     grad=make_grad_op(inputs=("X", "Out@GRAD"), outputs=("X@GRAD",)),
-    kernel=lambda xp, x: _mean(x, None, False).reshape(1),
+    kernel=lambda xp, x: reshape(xp, _mean(xp, x, None, False), (1,)),
 )
 register_op(
     "mean_grad",
     inputs=("X", "Out@GRAD"),
     outputs=("X@GRAD",),
-    kernel=lambda xp, x, dout: xp.full(x.shape, dout.reshape(()) / x.size, dtype=x.dtype),
+    kernel=lambda xp, x, dout: xp.full(x.shape, float(reshape(xp, dout, ()) / x.size), dtype=x.dtype),
 )

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._xp import copy
+
 
 @dataclass
 class SelectedRows:
@@ -61,7 +63,7 @@ def merge_dense(xp, values):
         rows = np.concatenate([np.asarray(v.rows) for v in values])
         return SelectedRows(rows, xp.concatenate([v.value for v in values]), values[0].height)
     dense = [v for v in values if not isinstance(v, SelectedRows)]
-    out = dense[0].copy()
+    out = copy(xp, dense[0])
     for v in dense[1:]:
         out += v
     for v in values:

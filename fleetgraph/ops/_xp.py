@@ -1,0 +1,85 @@
+"""Array operations kernels call where NumPy's array methods and the array API standard differ:
+NumPy's own method on NumPy arrays (its module function dispatches through `__array_function__`,
+which costs more than the work on a small array), the standard's function on any other array
+module (CuPy, `array_api_strict` in the tests)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def reshape(xp, x, shape):
+    return x.reshape(shape) if xp is np else xp.reshape(x, tuple(shape))
+
+
+def astype(xp, x, dtype):
+    """`x` as `dtype` (a dtype or its name, e.g. 'float32')."""
+    if xp is np:
+        return x.astype(dtype)
+    return xp.astype(x, dtype_of(xp, dtype))
+
+
+def dtype_of(xp, dtype):
+    """The array module's dtype for a dtype or its name ('float32', np.float32, np.dtype('int64'))."""
+    if xp is np:
+        return np.dtype(dtype)
+    if isinstance(dtype, str):
+        return getattr(xp, dtype)
+    name = getattr(dtype, "name", None) or np.dtype(dtype).name
+    return getattr(xp, name, dtype)
+
+
+def is_float(xp, x) -> bool:
+    return x.dtype.kind == "f" if xp is np else xp.isdtype(x.dtype, "real floating")
+
+
+def scalar(xp, x, value):
+    """`value` as a scalar of x's dtype, for arithmetic with x: NumPy's scalar type, else a Python
+    number of x's kind (the standard keeps an array's dtype in arithmetic with a Python scalar)."""
+    if xp is np:
+        return x.dtype.type(value)
+    return float(value) if is_float(xp, x) else int(value)
+
+
+def total(xp, x, axis=None, keepdims=False):
+    """The sum over `axis` (a method on NumPy)."""
+    return x.sum(axis=axis, keepdims=keepdims) if xp is np else xp.sum(x, axis=axis, keepdims=keepdims)
+
+
+def largest(xp, x, axis=None, keepdims=False):
+    return x.max(axis=axis, keepdims=keepdims) if xp is np else xp.max(x, axis=axis, keepdims=keepdims)
+
+
+def smallest(xp, x, axis=None, keepdims=False):
+    return x.min(axis=axis, keepdims=keepdims) if xp is np else xp.min(x, axis=axis, keepdims=keepdims)
+
+
+def copy(xp, x):
+    return x.copy() if xp is np else xp.asarray(x, copy=True)
+
+
+def contiguous(xp, x):
+    """`x` laid out C-contiguously where the module has layouts (NumPy, CuPy), else `x`."""
+    make = getattr(xp, "ascontiguousarray", None)
+    return x if make is None else make(x)
+
+
+def pad(xp, x, widths, value=0):
+    """`x` with `widths[i] = (before, after)` elements of `value` around axis i (np.pad, constant)."""
+    if xp is np:
+        return np.pad(x, widths, constant_values=value)
+    shape = tuple(n + a + b for n, (a, b) in zip(x.shape, widths))
+    out = xp.full(shape, value, dtype=x.dtype)
+    out[tuple(slice(a, a + n) for n, (a, _) in zip(x.shape, widths))] = x
+    return out
+
+
+def split(xp, x, sizes, axis: int):
+    """`x` cut along `axis` into consecutive parts of `sizes` elements."""
+    parts, start = [], 0
+    index = [slice(None)] * x.ndim
+    for n in sizes:
+        index[axis] = slice(start, start + n)
+        parts.append(x[tuple(index)])
+        start += n
+    return parts
