@@ -73,15 +73,20 @@ class _Context:
 
 
 class Node:
-    """One recorded op: its type, slot names, attrs, the values its grad ops may read, and the input
-    tensors that need a gradient (by the tape's key, engine.key)."""
+    """One recorded op: its type, the tape keys (engine.key) of its inputs and outputs, one tuple or
+    list per slot in the op's slot order (spec.in_slots, spec.outs), its attrs, the values its grad
+    ops may read, and the input tensors that need a gradient, by key."""
 
     __slots__ = ("seq", "type", "inputs", "outputs", "attrs", "values", "parents")
 
     def __init__(self, type, inputs, outputs, attrs, values, parents) -> None:
         self.seq = next(_seq)
-        self.type, self.inputs, self.outputs, self.attrs = type, inputs, outputs, attrs
-        self.values, self.parents = values, parents
+        self.type = type
+        self.inputs = inputs
+        self.outputs = outputs
+        self.attrs = attrs
+        self.values = values
+        self.parents = parents
 
 
 def merged_attrs(s: _Spec, attrs: dict | None) -> dict:
@@ -209,10 +214,10 @@ def key(t) -> str:
 
 def record1(s: _Spec, x, out, attrs: dict) -> None:
     """`_record` of a simple op of one input (which needs a gradient), with gradients on: the same
-    Node as run_op's, built without its slot dicts."""
+    Node as run_op's, built without loops."""
     kx = x._key or key(x)
     ko = out._key = f"@t{next(_keys)}"
-    out._node = Node(s.type, {s.in_slots[0]: [kx]}, {s.out_slot: [ko]}, attrs, {kx: x.value, ko: out.value}, {kx: x})
+    out._node = Node(s.type, ((kx,),), ((ko,),), attrs, {kx: x.value, ko: out.value}, {kx: x})
     out.stop_gradient = False
 
 
@@ -225,24 +230,23 @@ def record2(s: _Spec, x, y, out, attrs: dict) -> None:
         parents[kx] = x
     if not y.stop_gradient:
         parents[ky] = y
-    sx, sy = s.in_slots
     values = {kx: x.value, ky: y.value, ko: out.value}
-    out._node = Node(s.type, {sx: [kx], sy: [ky]}, {s.out_slot: [ko]}, attrs, values, parents)
+    out._node = Node(s.type, ((kx,), (ky,)), ((ko,),), attrs, values, parents)
     out.stop_gradient = False
 
 
 def record_simple(s: _Spec, tensors, out, attrs: dict) -> None:
     """record1 for a simple op of any number of inputs."""
-    values, in_names, parents = {}, {}, {}
-    for slot, t in zip(s.in_slots, tensors):
+    values, in_names, parents = {}, [], {}
+    for t in tensors:
         k = t._key or key(t)
-        in_names[slot] = [k]
+        in_names.append((k,))
         values[k] = t.value
         if not t.stop_gradient:
             parents[k] = t
     k = key(out)
     values[k] = out.value
-    out._node = Node(s.type, in_names, {s.out_slot: [k]}, attrs, values, parents)
+    out._node = Node(s.type, tuple(in_names), ((k,),), attrs, values, parents)
     out.stop_gradient = False
 
 
@@ -261,21 +265,25 @@ def _record(s: _Spec, inputs: dict, outputs: dict, attrs: dict) -> None:
                 for t in ts:
                     t.stop_gradient = True
         return
-    values, in_names, out_names = {}, {}, {}
-    for slot, ts in inputs.items():
-        names = in_names[slot] = []
-        for t in ts:
+    values = {}
+    in_names = []
+    for slot in s.in_slots:
+        names = []
+        for t in inputs.get(slot) or ():
             name = key(t)
             names.append(name)
             values[name] = t.value
+        in_names.append(names)
+    out_names = []
     node = Node(s.type, in_names, out_names, attrs, values, parents)
-    for slot, ts in outputs.items():
-        names = out_names[slot] = []
+    for slot, _ in s.outs:
+        names = []
         inplace = slot in s.inplace
-        for t in ts:
+        for t in outputs.get(slot) or ():
             name = key(t)
             names.append(name)
             values[name] = t.value
             if not inplace:
                 t.stop_gradient = False
                 t._node = node
+        out_names.append(names)

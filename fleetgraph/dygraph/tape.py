@@ -29,7 +29,11 @@ _post_backward_hooks: list = []
 
 
 def _as_op(node: Node) -> Operator:
-    return Operator(None, node.type, node.inputs, node.outputs, node.attrs)
+    """The node as the static Operator a grad maker reads: its slots by name."""
+    s = spec(node.type)
+    inputs = {slot: list(names) for slot, names in zip(s.in_slots, node.inputs) if names}
+    outputs = {slot: list(names) for (slot, _), names in zip(s.outs, node.outputs) if names}
+    return Operator(None, node.type, inputs, outputs, node.attrs)
 
 
 def _zeros_like(value):
@@ -69,7 +73,7 @@ def backward(loss, grad=None, retain_graph: bool = False) -> None:
     if loss._node is None:
         leaves[key(loss)] = loss
     for node in sorted(nodes.values(), key=_seq, reverse=True):
-        for names in node.outputs.values():
+        for names in node.outputs:
             if any(n in grads for n in names):
                 break
         else:
@@ -153,23 +157,42 @@ def _run_grad_ops(node: Node, maker, grads: dict) -> list:
 
 class _GradPlan:
     """How a make_grad_op maker's grad op reads one op type's node, worked out once per type: for
-    each grad-op input slot, the forward slot it reads and whether it is that slot's gradient; for
-    each output 'X@GRAD', the forward slot X; and whether the node's attrs (the forward op's, complete)
-    are the grad op's too, so they pass to its kernel as they are."""
+    each grad-op input slot, where the forward slot it reads sits in the node (its inputs or its
+    outputs, at which index) and whether it is that slot's gradient; for each output 'X@GRAD', where
+    slot X sits; and whether the node's attrs (the forward op's, complete) are the grad op's too, so
+    they pass to its kernel as they are."""
 
     __slots__ = ("spec", "ins", "outs", "same_attrs")
 
     def __init__(self, node: Node, maker) -> None:
+        forward = spec(node.type)
         self.spec = spec(maker(_as_op(node))[0]["type"])
         wanted_in, wanted_out = set(maker.inputs), set(maker.outputs)
-        self.ins = [
-            (slot[: -len(GRAD_SUFFIX)] if slot.endswith(GRAD_SUFFIX) else slot, slot.endswith(GRAD_SUFFIX), dup)
-            if slot in wanted_in
-            else None
-            for slot, dup in self.spec.ins
+
+        out_slots = [name for name, _ in forward.outs]
+
+        def where(slot: str) -> tuple[bool, int]:
+            """(True, i): the node's inputs[i]; (False, i): its outputs[i]."""
+            if slot in forward.in_slots:
+                return True, forward.in_slots.index(slot)
+            if slot in out_slots:
+                return False, out_slots.index(slot)
+            raise FleetgraphError(
+                f"{self.spec.type}: reads slot {slot!r}; expected one of {node.type}'s slots "
+                f"{list(forward.in_slots) + out_slots}"
+            )
+
+        self.ins = []
+        for slot, dup in self.spec.ins:
+            if slot not in wanted_in:
+                self.ins.append(None)
+                continue
+            is_grad = slot.endswith(GRAD_SUFFIX)
+            self.ins.append((*where(slot[: -len(GRAD_SUFFIX)] if is_grad else slot), is_grad, dup))
+        self.outs = [
+            (slot, *where(slot[: -len(GRAD_SUFFIX)]), dup) for slot, dup in self.spec.outs if slot in wanted_out
         ]
-        self.outs = [(slot, slot[: -len(GRAD_SUFFIX)], dup) for slot, dup in self.spec.outs if slot in wanted_out]
-        self.same_attrs = set(self.spec.attrs) == set(spec(node.type).attrs)
+        self.same_attrs = set(self.spec.attrs) == set(forward.attrs)
 
 
 _PLANS: dict[str, object] = {}  # op type -> its _GradPlan, or its general grad maker
@@ -181,8 +204,8 @@ def _run_slot_grad_op(node: Node, plan: _GradPlan, grads: dict) -> list:
     where none arrived), and output 'X@GRAD' gives the gradients of slot X's inputs."""
     parents, values, fins, fouts = node.parents, node.values, node.inputs, node.outputs
     wanted = {}
-    for slot, base, _ in plan.outs:
-        names = fins.get(base) or fouts.get(base)
+    for slot, is_in, i, _ in plan.outs:
+        names = fins[i] if is_in else fouts[i]
         if not names:
             continue
         if len(names) == 1:
@@ -199,8 +222,8 @@ def _run_slot_grad_op(node: Node, plan: _GradPlan, grads: dict) -> list:
         if entry is None:
             args.append(None)
             continue
-        base, is_grad, dup = entry
-        names = fins.get(base) or fouts.get(base) or ()
+        is_in, i, is_grad, dup = entry
+        names = fins[i] if is_in else fouts[i]
         if is_grad:
             got = [grads[n] if n in grads else _zeros_like(values[n]) for n in names]
         else:

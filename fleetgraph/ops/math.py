@@ -524,7 +524,7 @@ def _expand_back(xp, x, dout, dim, reduce_all, mean: bool):
     g = reshape(xp, dout, tuple(1 if i in axes else d for i, d in enumerate(x.shape)))
     if mean:
         g = g / scalar(xp, x, prod(x.shape[i] for i in axes))
-    out = xp.empty(x.shape, g.dtype)
+    out = xp.empty(x.shape, dtype=g.dtype)
     out[...] = g
     return out
 
