@@ -67,17 +67,20 @@ def _table_from_pservers(saves: dict, name: str) -> tuple[np.ndarray, int]:
     return np.concatenate([rows for _, rows, _ in blocks]), sum(n for _, _, n in blocks)
 
 
-@pytest.mark.parametrize("optimizer", ["sgd", "adam", "sgd_clip"])
+@pytest.mark.parametrize("optimizer", ["sgd", "adam", "sgd_clip", "sgd-dataset"])
 def test_a_distributed_table_trains_as_one_process_on_the_whole_batch(tmp_path, optimizer):
     """Sync, 2 trainers x batch B == one process x 2B, with the table on 2 pservers only, grown lazily;
-    a global-norm clip takes the table's rows into the norm, as one process does."""
+    a global-norm clip takes the table's rows into the norm, as one process does. Through
+    train_from_dataset each step's rows come with the last step's parameters (hint_prefetch)."""
     steps, batch = 12, 16
+    optimizer, _, how = optimizer.partition("-")
     saves: dict = {}
     trained, _ = run_cluster(
         tmp_path,
         2,
         2,
-        ["--model", "sparse", "--optimizer", optimizer, "--steps", str(steps), "--batch", str(batch)],
+        ["--model", "sparse", "--optimizer", optimizer, "--steps", str(steps), "--batch", str(batch)]
+        + (["--dataset"] if how == "dataset" else []),
         pserver_saves=saves,
     )
     want, _ = single_process("sparse", optimizer, steps, 2 * batch)

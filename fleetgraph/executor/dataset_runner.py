@@ -134,10 +134,10 @@ class _Run:
 
         plan = _Plan(self.program.global_block(), self.executor.xp)
         persist = plan.persist_outputs
+        hint = _prefetch_hint(plan, self.program)
         try:
-            while not self.stop.is_set():
-                feed = source.next()
-                if feed is None:
+            for feed in _batches(source, hint):
+                if self.stop.is_set():
                     break
                 env = dict(self.scope.vars)
                 env.update(feed)
@@ -204,6 +204,42 @@ def _batch_rows(feed: dict) -> int:
             return len(value.levels[0]) - 1
     first = next(iter(feed.values()), None)
     return 0 if first is None else len(getattr(first, "data", first))
+
+
+def _batches(source, hint):
+    """The source's batches; with a hint, each batch's successor is read (and hinted) before it runs."""
+    feed = source.next()
+    while feed is not None:
+        upcoming = source.next() if hint is not None else None
+        if upcoming is not None:
+            hint(upcoming)
+        yield feed
+        feed = upcoming if hint is not None else source.next()
+
+
+def _prefetch_hint(plan, program: Program):
+    """For a sync parameter-server trainer with tables on the pservers, what asks for the next batch's
+    rows together with this step's parameters (PSClient.hint_prefetch); None otherwise."""
+    if not any(op.type == "send_barrier" for op in program.global_block().ops):
+        return None
+    lookups = [s for s in plan.steps if getattr(s.op, "type", None) == "distributed_lookup_table"]
+    if not lookups:
+        return None
+    from ..ops.table import distinct_ids
+    from .comm import process_comm
+
+    client = process_comm().ps_client()
+
+    def hint(feed: dict) -> None:
+        for step in lookups:
+            names, kw = step.op.input("Ids"), step.kwargs
+            if all(n in feed for n in names) and (w := step.op.block._find_var_recursive(step.op.input("W")[0])):
+                ids = distinct_ids([feed[n] for n in names], int(sum(kw["height_sections"])))
+                if ids is not None:
+                    args = (kw["table_names"], kw["endpoints"], kw["height_sections"], ids, w.shape[1], w.dtype)
+                    client.hint_prefetch(*args)
+
+    return hint
 
 
 def _finish_comm_thread() -> None:

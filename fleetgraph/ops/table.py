@@ -91,8 +91,7 @@ def _distributed_lookup(
     """One prefetch of every distinct id of every input from the pservers holding the table's rows,
     then each output as its lookup op would give it (LoD kept)."""
     v2 = lookup_table_version == "lookup_table_v2"
-    arrays = [ids.data if isinstance(ids, LoDTensor) else ids for ids in ids_list]
-    flat = [np.asarray(a).reshape(-1).astype(np.int64) for a in arrays]
+    arrays, flat = _id_arrays(ids_list)
     unique, inverse = np.unique(np.concatenate(flat), return_inverse=True)
     height, width = int(sum(height_sections)), w.shape[1]
     if unique.size and (unique[0] < 0 or unique[-1] >= height):
@@ -107,6 +106,18 @@ def _distributed_lookup(
         out = out.reshape(tuple(a.shape if v2 else a.shape[:-1]) + (width,))
         outs.append(ids.with_data(out) if isinstance(ids, LoDTensor) else out)
     return outs
+
+
+def _id_arrays(ids_list) -> tuple[list, list[np.ndarray]]:
+    arrays = [ids.data if isinstance(ids, LoDTensor) else ids for ids in ids_list]
+    return arrays, [np.asarray(a).reshape(-1).astype(np.int64) for a in arrays]
+
+
+def distinct_ids(ids_list, height: int) -> np.ndarray | None:
+    """The sorted distinct ids a distributed_lookup_table over `ids_list` prefetches; None when one
+    is outside the table (the lookup itself says which)."""
+    unique = np.unique(np.concatenate(_id_arrays(ids_list)[1]))
+    return None if unique.size and (unique[0] < 0 or unique[-1] >= height) else unique
 
 
 def _refuse_ids_outside(flat: list[np.ndarray], height: int) -> None:

@@ -4,7 +4,8 @@
     ps_train.py trainer ID --pservers EPS --trainers N --out PARAMS.npz [model options]
 
 Trainer t trains on rows [t*B, (t+1)*B) of each global batch of N*B rows (see global_batches),
-then saves its parameters.
+then saves its parameters. With --dataset it writes those rows to a MultiSlot file first and trains
+with train_from_dataset (one reader thread: the batches keep their order).
 """
 
 import argparse
@@ -129,6 +130,7 @@ def main() -> None:
     p.add_argument("--batch", type=int, default=8)
     p.add_argument("--batches_for", default="", help="trainer:steps,... trainers that stop early")
     p.add_argument("--out", default="")
+    p.add_argument("--dataset", action="store_true", help="train_from_dataset from a MultiSlot file of the rows")
     args = p.parse_args()
 
     main_prog, startup, loss, feed_names = build(args.model, args.optimizer)
@@ -168,8 +170,13 @@ def main() -> None:
     exe.run(startup)
     trainer_prog = t.get_trainer_program()
     losses = []
-    for feed in global_batches(args.model, steps, args.batch * args.trainers):
-        shard = {k: v[trainer_id * args.batch : (trainer_id + 1) * args.batch] for k, v in feed.items()}
+    shards = [
+        {k: v[trainer_id * args.batch : (trainer_id + 1) * args.batch] for k, v in feed.items()}
+        for feed in global_batches(args.model, steps, args.batch * args.trainers)
+    ]
+    if args.dataset:
+        train_from_file(exe, trainer_prog, shards, args.batch, args.out + ".data")
+    for shard in shards if not args.dataset else ():
         losses.append(float(exe.run(trainer_prog, feed=shard, fetch_list=[loss])[0][0]))
         if trainer_prog.lr_scheduler is not None:  # a paddle.optimizer.lr scheduler steps once per batch
             trainer_prog.lr_scheduler.step()
@@ -187,7 +194,26 @@ def main() -> None:
     params.update(averaged)
     if args.out:  # without --out, np.savez would write '.npz' into the working directory
         np.savez(args.out, losses=np.array(losses), **params)
-    print(f"trainer {trainer_id}: {len(losses)} steps, loss {losses[0]:.4f} -> {losses[-1]:.4f}")
+    if losses:
+        print(f"trainer {trainer_id}: {len(losses)} steps, loss {losses[0]:.4f} -> {losses[-1]:.4f}")
+
+
+def train_from_file(exe, program, shards: list[dict], batch: int, path: str) -> None:
+    """The shards' rows as MultiSlot lines (each value as the float64 that holds its float32 exactly),
+    trained on in order by train_from_dataset with one reader thread."""
+    names = list(shards[0])
+    with open(path, "w") as f:
+        for shard in shards:
+            for row in range(batch):
+                f.write(
+                    " ".join(f"{shard[n][row].size} " + " ".join(repr(v.item()) for v in shard[n][row]) for n in names)
+                )
+                f.write("\n")
+    block = program.global_block()
+    dataset = paddle.distributed.QueueDataset()
+    dataset.init(batch_size=batch, thread_num=1, use_var=[block.var(n) for n in names])
+    dataset.set_filelist([path])
+    exe.train_from_dataset(program, dataset, thread=1)
 
 
 if __name__ == "__main__":

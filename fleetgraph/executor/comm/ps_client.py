@@ -65,6 +65,8 @@ class _Connections:
         self.what: dict[str, str] = {}
         self.sender = -1
         self.seq = 0
+        self.hinted: list[_Prefetch] = []  # sync: the next batch's rows, asked for with the parameters
+        self.prefetched: list[tuple[_Prefetch, np.ndarray]] = []  # ...and the answers, until the next request
 
     def socket(self, endpoint: str):
         import zmq
@@ -85,6 +87,7 @@ class _Connections:
         """Queue sends (endpoint, name, value); their answers are checked later, before the next
         awaited answer."""
         self.sender = sender
+        self.prefetched = []
         for endpoint, name, value in items:
             queue_ = self.queued.setdefault(endpoint, [])
             queue_.append((name, value))
@@ -118,6 +121,7 @@ class _Connections:
 
     def request(self, what: str, items: list[tuple[str, Kind, str, object]], sender: int) -> list:
         """Send (endpoint, kind, name, value) requests, then wait for each answer in turn."""
+        self.prefetched = []
         self.send_queued()
         pending = [
             (endpoint, name, self._send(endpoint, kind, name, value, sender)) for endpoint, kind, name, value in items
@@ -287,11 +291,19 @@ class _Puller(threading.Thread):
 
 def get_all(connections: _Connections, names: list[str], epmap: list[str], sender: int) -> list[np.ndarray]:
     """The variables `names` from the pservers `epmap`: one GET_BATCH to each pserver, all at once."""
+    by_endpoint, items = _get_batches(names, epmap)
+    return _got(names, by_endpoint, connections.request("recv", items, sender))
+
+
+def _get_batches(names: list[str], epmap: list[str]) -> tuple[dict[str, list[int]], list]:
     by_endpoint: dict[str, list[int]] = {}
     for i, ep in enumerate(epmap):
         by_endpoint.setdefault(ep, []).append(i)
     items = [(ep, Kind.GET_BATCH, "\n".join(names[i] for i in idx), None) for ep, idx in by_endpoint.items()]
-    answers = connections.request("recv", items, sender)
+    return by_endpoint, items
+
+
+def _got(names: list[str], by_endpoint: dict[str, list[int]], answers: list) -> list[np.ndarray]:
     values: list = [None] * len(names)
     for (ep, idx), answer in zip(by_endpoint.items(), answers):
         got = unpack_arrays(answer.value) if isinstance(answer.value, np.ndarray) else []
@@ -300,6 +312,41 @@ def get_all(connections: _Connections, names: list[str], epmap: list[str], sende
         for i, value in zip(idx, got):
             values[i] = value
     return values
+
+
+class _Prefetch:
+    """Rows `ids` (sorted, distinct, global) of a table cut into blocks `names` of `sections` rows on
+    `epmap`: a PREFETCH to each pserver holding some, and the rows put back together."""
+
+    def __init__(self, names, epmap, sections, ids: np.ndarray, width: int, dtype) -> None:
+        self.names, self.epmap, self.sections = list(names), list(epmap), list(sections)
+        self.ids, self.width, self.dtype = ids, width, dtype
+        bounds = np.cumsum([0, *sections])
+        cuts = np.searchsorted(ids, bounds)
+        self.parts = [(i, cuts[i], cuts[i + 1]) for i in range(len(names)) if cuts[i + 1] > cuts[i]]
+        self.bounds = bounds
+
+    def same(self, other: _Prefetch) -> bool:
+        return (self.names, self.epmap, self.sections) == (other.names, other.epmap, other.sections) and (
+            np.array_equal(self.ids, other.ids)
+        )
+
+    def requests(self) -> list:
+        return [
+            (self.epmap[i], Kind.PREFETCH, self.names[i], self.ids[lo:hi] - self.bounds[i]) for i, lo, hi in self.parts
+        ]
+
+    def rows(self, answers: list) -> np.ndarray:
+        out = np.empty((len(self.ids), self.width), dtype=self.dtype)
+        for (i, lo, hi), answer in zip(self.parts, answers):
+            rows = answer.value
+            if not isinstance(rows, np.ndarray) or rows.shape != (hi - lo, self.width):
+                raise FleetgraphError(
+                    f"prefetch {self.names[i]!r} from {self.epmap[i]}: expected rows [{hi - lo}, {self.width}], got "
+                    f"{list(np.shape(rows))}"
+                )
+            out[lo:hi] = rows
+        return out
 
 
 def _add_up(values):
@@ -405,7 +452,16 @@ class PSClient:
         """The values, writable (a GEO trainer updates them in place); `keep_base` also keeps a copy
         as the base of the GEO deltas."""
         self._note(epmap, trainer_id)
-        values = [np.array(v) for v in get_all(self.connections, names, epmap, trainer_id)]
+        conn = self.connections
+        hinted, conn.hinted = conn.hinted, []
+        by_endpoint, items = _get_batches(names, epmap)
+        asked = [h.requests() for h in hinted]
+        answers = conn.request("recv", items + [r for rs in asked for r in rs], trainer_id)
+        values = [np.array(v) for v in _got(names, by_endpoint, answers[: len(items)])]
+        start = len(items)
+        for h, rs in zip(hinted, asked):
+            conn.prefetched.append((h, h.rows(answers[start : start + len(rs)])))
+            start += len(rs)
         if keep_base:
             with self._lock:
                 self.received.update((name, value.copy()) for name, value in zip(names, values))
@@ -433,23 +489,23 @@ class PSClient:
         dtype,
     ) -> np.ndarray:
         """Rows `ids` (sorted, distinct, global) of a table cut into blocks `names` of `sections` rows
-        on `epmap`: each pserver is asked for its block's rows only, all at once."""
+        on `epmap`: each pserver is asked for its block's rows only, all at once. Rows a sync trainer
+        asked for with the last parameters (`hint_prefetch`) are taken from that answer."""
         self._note(epmap, trainer_id)
-        bounds = np.cumsum([0, *sections])
-        cuts = np.searchsorted(ids, bounds)
-        parts = [(i, cuts[i], cuts[i + 1]) for i in range(len(names)) if cuts[i + 1] > cuts[i]]
-        items = [(epmap[i], Kind.PREFETCH, names[i], ids[lo:hi] - bounds[i]) for i, lo, hi in parts]
-        answers = self.connections.request("prefetch", items, trainer_id)
-        out = np.empty((len(ids), width), dtype=dtype)
-        for (i, lo, hi), answer in zip(parts, answers):
-            rows = answer.value
-            if not isinstance(rows, np.ndarray) or rows.shape != (hi - lo, width):
-                raise FleetgraphError(
-                    f"prefetch {names[i]!r} from {epmap[i]}: expected rows [{hi - lo}, {width}], got "
-                    f"{list(np.shape(rows))}"
-                )
-            out[lo:hi] = rows
-        return out
+        conn, wanted = self.connections, _Prefetch(names, epmap, sections, ids, width, dtype)
+        for k, (asked, rows) in enumerate(conn.prefetched):
+            if asked.same(wanted):
+                del conn.prefetched[k]
+                return rows
+        return wanted.rows(conn.request("prefetch", wanted.requests(), trainer_id))
+
+    def hint_prefetch(
+        self, names: list[str], epmap: list[str], sections: list[int], ids: np.ndarray, width: int, dtype
+    ):
+        """Sync training: the rows `ids` of the next batch, asked for right behind this step's parameters
+        at its recv (which a pserver answers only after applying the step, so the rows are the ones
+        the next step's prefetch would get): the next step waits for no round trip of its own."""
+        self.connections.hinted.append(_Prefetch(names, epmap, sections, ids, width, dtype))
 
     def send_barrier(self, endpoints: list[str], trainer_id: int) -> list[np.ndarray]:
         """Wait until every pserver has every live trainer's gradients of the step. With a norm clip
