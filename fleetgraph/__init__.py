@@ -21,8 +21,10 @@ from . import (
     utils,
     vision,
 )
+from .dygraph.device import get_device, set_device
 from .dygraph.mode import disable_static, enable_static, in_dynamic_mode, no_grad
 from .dygraph.parallel import DataParallel
+from .dygraph.save_load import load, save
 from .dygraph.tensor import Tensor, is_tensor, to_tensor
 from .executor import CPUPlace, CUDAPlace, Executor, Scope, global_scope
 from .executor import seed as _seed_generator
@@ -108,6 +110,7 @@ __all__ = [
     "fluid",
     "is_compiled_with_cuda",
     "full",
+    "get_device",
     "global_scope",
     "in_dynamic_mode",
     "incubate",
@@ -116,6 +119,7 @@ __all__ = [
     "is_tensor",
     "jit",
     "layers",
+    "load",
     "log",
     "matmul",
     "mean",
@@ -128,8 +132,10 @@ __all__ = [
     "reader",
     "regularizer",
     "reshape",
+    "save",
     "scale",
     "seed",
+    "set_device",
     "sign",
     "split",
     "sqrt",

@@ -135,6 +135,33 @@ class Optimizer:
             self._apply_gradients(program, program, params_grads)
         return params_grads
 
+    def state_dict(self) -> dict:
+        """Paddle's: each eager accumulator Tensor by its name (`linear_0.w_0_moment1_0`), and the
+        scheduler's state under 'LR_Scheduler'."""
+        state = {var.name: var for var in self._accumulators.values() if isinstance(var, Tensor)}
+        if isinstance(self._learning_rate, LRScheduler):
+            state["LR_Scheduler"] = self._learning_rate.state_dict()
+        return state
+
+    def set_state_dict(self, state_dict: dict) -> None:
+        """Load what state_dict() gave: accumulators by name, now or (not yet made before the first
+        step, as after a restart) when step() makes them; the scheduler's state."""
+        state = dict(state_dict)
+        scheduler = state.pop("LR_Scheduler", None)
+        if scheduler is not None and isinstance(self._learning_rate, LRScheduler):
+            self._learning_rate.set_state_dict(scheduler)
+        self._pending_state = state
+        for var in self._accumulators.values():
+            self._load_pending(var)
+
+    set_dict = set_state_dict
+
+    def _load_pending(self, var) -> None:
+        pending = getattr(self, "_pending_state", None)
+        if pending and isinstance(var, Tensor) and var.name in pending:
+            value = pending.pop(var.name)
+            var.set_value(value.numpy() if isinstance(value, Tensor) else value)
+
     def clear_grad(self, set_to_zero: bool = True) -> None:
         for p in self._parameter_list or []:
             if isinstance(p, Tensor):
@@ -218,6 +245,7 @@ class Optimizer:
             twin = startup.global_block().create_var(var_name, shape, param.dtype, persistable=True)
             Constant(fill)(twin, startup.global_block())
             self._accumulators[key] = var
+            self._load_pending(var)
         return self._accumulators[key]
 
 
