@@ -29,6 +29,16 @@ def dtype_of(xp, dtype):
     return getattr(xp, name, dtype)
 
 
+def full(xp, shape, value, dtype):
+    """An array of `shape` filled with `value` (a Python number, taken as the dtype's kind, as
+    NumPy's full does) of `dtype` (a dtype or its name)."""
+    if xp is np:
+        return np.full(shape, value, dtype=dtype)
+    dtype = dtype_of(xp, dtype)
+    kind = bool if dtype == xp.bool else float if xp.isdtype(dtype, "real floating") else int
+    return xp.full(tuple(shape), kind(value), dtype=dtype)
+
+
 def is_float(xp, x) -> bool:
     return x.dtype.kind == "f" if xp is np else xp.isdtype(x.dtype, "real floating")
 
@@ -39,6 +49,12 @@ def scalar(xp, x, value):
     if xp is np:
         return x.dtype.type(value)
     return float(value) if is_float(xp, x) else int(value)
+
+
+def mask(xp, m, like):
+    """A boolean mask to multiply `like` by: as it is on NumPy, of like's dtype elsewhere (the
+    standard does not promote booleans in arithmetic)."""
+    return m if xp is np else xp.astype(m, like.dtype)
 
 
 def total(xp, x, axis=None, keepdims=False):
@@ -72,6 +88,21 @@ def pad(xp, x, widths, value=0):
     out = xp.full(shape, value, dtype=x.dtype)
     out[tuple(slice(a, a + n) for n, (a, _) in zip(x.shape, widths))] = x
     return out
+
+
+def put_along(xp, dst, indices, values, axis: int):
+    """`dst` with `values` put at `indices` along `axis` (np.put_along_axis, in place on NumPy):
+    the standard has no scatter, so elsewhere each of the k index planes is a `where` over a
+    one-hot comparison; k is small (a label, a top-k)."""
+    if xp is np:
+        np.put_along_axis(dst, indices, values, axis=axis)
+        return dst
+    axis = axis % dst.ndim
+    positions = xp.reshape(xp.arange(dst.shape[axis]), tuple(-1 if i == axis else 1 for i in range(dst.ndim)))
+    for j in range(indices.shape[axis]):
+        plane = tuple(slice(j, j + 1) if i == axis else slice(None) for i in range(dst.ndim))
+        dst = xp.where(positions == indices[plane], values[plane], dst)
+    return dst
 
 
 def split(xp, x, sizes, axis: int):

@@ -7,6 +7,7 @@ import numpy as np
 
 from ..ir import make_grad_op, register_op
 from ._common import normalize_axis, same_shape
+from ._xp import astype, largest, mask, total
 from .sparse_table import RowFunction, SparseTable
 
 
@@ -28,30 +29,30 @@ def _unary(name, forward, backward=None, grad_uses="Out", attrs=None):
 def _sigmoid(xp, x):
     # split by sign so that exp never overflows
     e = xp.exp(-xp.abs(x))
-    return xp.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype)
+    return astype(xp, xp.where(x >= 0, 1 / (1 + e), e / (1 + e)), x.dtype)
 
 
 def _softmax(xp, x, *, axis):
     axis = normalize_axis(axis, x.ndim)
-    e = xp.exp(x - x.max(axis=axis, keepdims=True))
-    return e / e.sum(axis=axis, keepdims=True)
+    e = xp.exp(x - largest(xp, x, axis, keepdims=True))
+    return e / total(xp, e, axis, keepdims=True)
 
 
 def _softmax_grad(xp, out, dout, *, axis):
     axis = normalize_axis(axis, out.ndim)
-    return out * (dout - (dout * out).sum(axis=axis, keepdims=True))
+    return out * (dout - total(xp, dout * out, axis, keepdims=True))
 
 
 def _log_softmax(xp, x, *, axis):
     """x - logsumexp(x): finite wherever x is, however far apart the logits (softmax then log is not)."""
     axis = normalize_axis(axis, x.ndim)
-    shifted = x - x.max(axis=axis, keepdims=True)
-    return shifted - xp.log(xp.exp(shifted).sum(axis=axis, keepdims=True))
+    shifted = x - largest(xp, x, axis, keepdims=True)
+    return shifted - xp.log(total(xp, xp.exp(shifted), axis, keepdims=True))
 
 
 def _log_softmax_grad(xp, out, dout, *, axis):
     axis = normalize_axis(axis, out.ndim)
-    return dout - xp.exp(out) * dout.sum(axis=axis, keepdims=True)
+    return dout - xp.exp(out) * total(xp, dout, axis, keepdims=True)
 
 
 _ZEROS: dict = {}  # dtype -> a 0-d NumPy zero
@@ -66,7 +67,7 @@ def _relu(xp, x):
     return xp.maximum(x, 0)
 
 
-_unary("relu", _relu, lambda xp, out, dout: dout * (out > 0))
+_unary("relu", _relu, lambda xp, out, dout: dout * mask(xp, out > 0, dout))
 _unary("sigmoid", _sigmoid, lambda xp, out, dout: dout * out * (1 - out))
 _unary("tanh", lambda xp, x: xp.tanh(x), lambda xp, out, dout: dout * (1 - out * out))
 _unary("softmax", _softmax, _softmax_grad, attrs={"axis": -1})

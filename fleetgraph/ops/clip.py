@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ..ir import InferContext, make_grad_op, register_op
 from ._common import same_shape
+from ._xp import astype, copy, mask, scalar, total
 from .selected_rows import SelectedRows
 
 
@@ -12,11 +13,11 @@ def _clip(xp, x, *, min, max):
     if isinstance(x, SelectedRows):  # Paddle's kernel merges the rows first
         merged = x.merged(xp)
         return SelectedRows(merged.rows, xp.clip(merged.value, min, max), merged.height)
-    return xp.clip(x, x.dtype.type(min), x.dtype.type(max))
+    return xp.clip(x, scalar(xp, x, min), scalar(xp, x, max))
 
 
 def _clip_grad(xp, x, dout, *, min, max):
-    return dout * ((x >= min) & (x <= max))
+    return dout * mask(xp, (x >= min) & (x <= max), dout)
 
 
 def _clip_by_norm(xp, x, *, max_norm):
@@ -24,8 +25,8 @@ def _clip_by_norm(xp, x, *, max_norm):
     if isinstance(x, SelectedRows):
         merged = x.merged(xp)
         return SelectedRows(merged.rows, _clip_by_norm(xp, merged.value, max_norm=max_norm), merged.height)
-    norm = float(xp.sqrt((x.astype("float64") ** 2).sum()))
-    return x * x.dtype.type(max_norm / norm) if norm > max_norm else x.copy()
+    norm = float(xp.sqrt(total(xp, astype(xp, x, "float64") ** 2)))
+    return x * scalar(xp, x, max_norm / norm) if norm > max_norm else copy(xp, x)
 
 
 def _keep_type(ctx: InferContext) -> None:

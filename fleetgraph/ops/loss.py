@@ -8,6 +8,7 @@ import numpy as np
 from ..ir import InferContext, make_grad_op, register_op
 from ..ir.errors import fmt_shape
 from ._common import known, normalize_axis
+from ._xp import astype, copy, largest, put_along, scalar, total
 
 _CE_ATTRS = {"soft_label": False, "ignore_index": -100}
 
@@ -36,7 +37,7 @@ def _cross_entropy_infer(ctx: InferContext) -> None:
 
 def _picked(xp, p, label, ignore_index):
     """p[..., label] per row, with the ignored rows masked."""
-    idx = label.astype("int64")
+    idx = astype(xp, label, "int64")
     mask = idx != ignore_index
     safe = xp.where(mask, idx, 0)
     return xp.take_along_axis(p, safe, axis=-1), mask, safe
@@ -44,18 +45,18 @@ def _picked(xp, p, label, ignore_index):
 
 def _cross_entropy(xp, x, label, *, soft_label, ignore_index):
     if soft_label:
-        return -(label * xp.log(x)).sum(axis=-1, keepdims=True)
+        return -total(xp, label * xp.log(x), -1, keepdims=True)
     picked, mask, _ = _picked(xp, x, label, ignore_index)
-    return xp.where(mask, -xp.log(picked), 0).astype(x.dtype)
+    return astype(xp, xp.where(mask, -xp.log(picked), scalar(xp, x, 0)), x.dtype)
 
 
 def _cross_entropy_grad(xp, x, label, dy, *, soft_label, ignore_index):
     if soft_label:
         return -dy * label / x
     picked, mask, safe = _picked(xp, x, label, ignore_index)
-    dx = xp.zeros_like(x)
-    xp.put_along_axis(dx, safe, xp.where(mask, -dy / picked, 0).astype(x.dtype), axis=-1)
-    return dx
+    return put_along(
+        xp, xp.zeros_like(x), safe, astype(xp, xp.where(mask, -dy / picked, scalar(xp, x, 0)), x.dtype), -1
+    )
 
 
 register_op(
@@ -89,24 +90,23 @@ def _swce_infer(ctx: InferContext) -> None:
 
 def _swce(xp, logits, label, *, soft_label, ignore_index, numeric_stable_mode, axis, use_softmax):
     if use_softmax:
-        shifted = logits - logits.max(axis=-1, keepdims=True)
-        log_softmax = shifted - xp.log(xp.exp(shifted).sum(axis=-1, keepdims=True))
+        shifted = logits - largest(xp, logits, -1, keepdims=True)
+        log_softmax = shifted - xp.log(total(xp, xp.exp(shifted), -1, keepdims=True))
         softmax = xp.exp(log_softmax)
     else:
         softmax, log_softmax = logits, xp.log(logits)
     if soft_label:
-        return softmax, -(label * log_softmax).sum(axis=-1, keepdims=True)
+        return softmax, -total(xp, label * log_softmax, -1, keepdims=True)
     picked, mask, _ = _picked(xp, log_softmax, label, ignore_index)
-    return softmax, xp.where(mask, -picked, 0).astype(logits.dtype)
+    return softmax, astype(xp, xp.where(mask, -picked, scalar(xp, logits, 0)), logits.dtype)
 
 
 def _swce_grad(xp, label, softmax, dloss, *, soft_label, ignore_index, numeric_stable_mode, axis, use_softmax):
     if soft_label:
         return (softmax - label) * dloss
     _, mask, safe = _picked(xp, softmax, label, ignore_index)
-    d = softmax.copy()
-    xp.put_along_axis(d, safe, xp.take_along_axis(d, safe, axis=-1) - 1, axis=-1)
-    return d * xp.where(mask, dloss, 0).astype(d.dtype)
+    d = put_along(xp, copy(xp, softmax), safe, xp.take_along_axis(softmax, safe, axis=-1) - 1, -1)
+    return d * astype(xp, xp.where(mask, dloss, scalar(xp, d, 0)), d.dtype)
 
 
 register_op(
@@ -167,12 +167,12 @@ def _log_loss_infer(ctx: InferContext) -> None:
 
 
 def _log_loss(xp, p, label, *, epsilon):
-    eps = p.dtype.type(epsilon)
+    eps = scalar(xp, p, epsilon)
     return -label * xp.log(p + eps) - (1 - label) * xp.log(1 - p + eps)
 
 
 def _log_loss_grad(xp, p, label, dloss, *, epsilon):
-    eps = p.dtype.type(epsilon)
+    eps = scalar(xp, p, epsilon)
     return dloss * (-label / (p + eps) + (1 - label) / (1 - p + eps))
 
 
@@ -205,17 +205,17 @@ def _bce_infer(ctx: InferContext) -> None:
 
 def _bce_loss(xp, x, label):
     outside = (x < 0) | (x > 1)
-    if outside.any():
-        bad = x[outside].reshape(-1)[0]
+    if bool(xp.any(outside)):
+        bad = float(x[outside][0])
         raise ValueError(f"bce_loss: X is not a probability; expected values in [0, 1], got {bad}")
     with np.errstate(divide="ignore"):  # log(0) = -inf is clipped below
         log_x = xp.maximum(xp.log(x), _BCE_LOG_MIN)
         log_1mx = xp.maximum(xp.log(1 - x), _BCE_LOG_MIN)
-    return ((label - 1) * log_1mx - label * log_x).astype(x.dtype)
+    return astype(xp, (label - 1) * log_1mx - label * log_x, x.dtype)
 
 
 def _bce_loss_grad(xp, x, label, dout):
-    return (dout * (x - label) / xp.maximum((1 - x) * x, _BCE_GRAD_EPS)).astype(x.dtype)
+    return astype(xp, dout * (x - label) / xp.maximum((1 - x) * x, _BCE_GRAD_EPS), x.dtype)
 
 
 register_op(

@@ -7,7 +7,7 @@ import numpy as np
 from ..ir import InferContext, make_grad_op, register_op
 from ..ir.errors import fmt_shape
 from ._common import aligned_y_shape, broadcast_dims, normalize_axis, prod, same_shape
-from ._xp import astype, reshape, scalar, total
+from ._xp import mask, reshape, scalar, total
 from .selected_rows import SelectedRows, merge_dense
 from .sparse_table import RowFunction, SparseTable
 
@@ -137,16 +137,11 @@ def _pick_grad(take_x):
     def grad(xp, x, y, dout, *, axis, need):
         ya = _align(xp, x, y, axis)
         to_x = take_x(x, ya)
-        dx = unbroadcast(xp, dout * _as(xp, to_x, dout), x.shape) if "X@GRAD" in need else None
-        dy = _grad_y(xp, dout * _as(xp, ~to_x, dout), x, y, axis) if "Y@GRAD" in need else None
+        dx = unbroadcast(xp, dout * mask(xp, to_x, dout), x.shape) if "X@GRAD" in need else None
+        dy = _grad_y(xp, dout * mask(xp, ~to_x, dout), x, y, axis) if "Y@GRAD" in need else None
         return dx, dy
 
     return grad
-
-
-def _as(xp, mask, like):
-    """A boolean mask to multiply `like` by (NumPy multiplies by booleans as they are)."""
-    return mask if xp is np else astype(xp, mask, like.dtype)
 
 
 for _name, _fwd, _bwd in (

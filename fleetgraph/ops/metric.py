@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import threading
 
+import numpy as np
+
 from ..ir import InferContext, make_grad_op, register_op
 from ..ir.errors import fmt_shape
+from ._xp import astype, contiguous, full, put_along, reshape
 
 # -- top_k ----------------------------------------------------------------------------------------
 
@@ -21,16 +24,19 @@ def _top_k_infer(ctx: InferContext) -> None:
     ctx.set_output("Indices", shape, "int64", lod_level=x.lod_level)
 
 
+def _stable_argsort(xp, x, axis):
+    """argsort keeping equal values in index order (NumPy's kind='stable', the standard's stable)."""
+    return np.argsort(x, axis=axis, kind="stable") if xp is np else xp.argsort(x, axis=axis, stable=True)
+
+
 def _top_k(xp, x, *, k):
     """The k largest along the last axis, largest first; ties keep the lower index first."""
-    idx = xp.ascontiguousarray(xp.argsort(-x, axis=-1, kind="stable")[..., :k])
-    return xp.take_along_axis(x, idx, axis=-1), idx.astype("int64")
+    idx = contiguous(xp, _stable_argsort(xp, -x, -1)[..., :k])
+    return xp.take_along_axis(x, idx, axis=-1), astype(xp, idx, "int64")
 
 
 def _top_k_grad(xp, x, indices, dout, *, k):
-    dx = xp.zeros_like(x)
-    xp.put_along_axis(dx, indices, dout, axis=-1)
-    return dx
+    return put_along(xp, xp.zeros_like(x), indices, dout, -1)
 
 
 register_op(
@@ -66,15 +72,13 @@ def _top_k_v2_infer(ctx: InferContext) -> None:
 def _top_k_v2(xp, x, *, k, axis, largest, sorted):
     """The k largest (or smallest) along `axis`, in that order; ties keep the lower index first.
     `sorted=False` is allowed to return them in any order: here they come sorted all the same."""
-    idx = xp.argsort(-x if largest else x, axis=axis, kind="stable")
-    idx = xp.ascontiguousarray(xp.take(idx, xp.arange(k), axis=axis))
-    return xp.take_along_axis(x, idx, axis=axis), idx.astype("int64")
+    idx = _stable_argsort(xp, -x if largest else x, axis)
+    idx = contiguous(xp, xp.take(idx, xp.arange(k), axis=axis))
+    return xp.take_along_axis(x, idx, axis=axis), astype(xp, idx, "int64")
 
 
 def _top_k_v2_grad(xp, x, indices, dout, *, k, axis, largest, sorted):
-    dx = xp.zeros_like(x)
-    xp.put_along_axis(dx, indices, dout, axis=axis)
-    return dx
+    return put_along(xp, xp.zeros_like(x), indices, dout, axis)
 
 
 _TOP_K_V2_ATTRS = {"k": 1, "axis": -1, "largest": True, "sorted": True}
@@ -120,9 +124,10 @@ def _accuracy_infer(ctx: InferContext) -> None:
 def _accuracy(xp, out, indices, label):
     """A row is correct when its label is among its k indices."""
     n = indices.shape[0]
-    correct = (indices == label.reshape(n, 1).astype(indices.dtype)).any(axis=1).sum().astype("int32").reshape(1)
-    accuracy = correct.astype("float32") / xp.float32(max(n, 1))
-    return accuracy, correct, xp.full((1,), n, dtype="int32")
+    hits = xp.any(indices == astype(xp, reshape(xp, label, (n, 1)), indices.dtype), axis=1)
+    correct = reshape(xp, astype(xp, xp.sum(astype(xp, hits, "int64")), "int32"), (1,))
+    accuracy = astype(xp, correct, "float32") / float(max(n, 1))
+    return accuracy, correct, full(xp, (1,), n, "int32")
 
 
 register_op(

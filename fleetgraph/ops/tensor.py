@@ -9,6 +9,7 @@ from ..ir import InferContext, make_grad_op, register_op
 from ..ir.dtypes import convert_dtype
 from ..ir.errors import fmt_shape
 from ._common import normalize_axis, prod, same_shape
+from ._xp import astype, contiguous, copy, dtype_of, full, reshape, scalar, split
 from .counter_rng import draw_full
 
 # -- constants and random init --------------------------------------------------------------------
@@ -23,8 +24,8 @@ register_op(
     outputs=("Out",),
     attrs={"shape": [1], "value": 0.0, "dtype": "float32", "str_value": "", "force_cpu": False},
     infer_shape=_from_attrs,
-    kernel=lambda xp, *, shape, value, dtype, str_value, force_cpu: xp.full(
-        shape, float(str_value) if str_value else value, dtype=dtype
+    kernel=lambda xp, *, shape, value, dtype, str_value, force_cpu: full(
+        xp, shape, float(str_value) if str_value else value, dtype
     ),
 )
 
@@ -81,7 +82,7 @@ register_op(
     outputs=("Out",),
     infer_shape=same_shape(),
     grad=_assign_grad_maker,
-    kernel=lambda xp, x: x.copy(),
+    kernel=lambda xp, x: copy(xp, x),
 )
 
 # assign_value: a constant array held in the op (Paddle's values attr of the dtype's kind)
@@ -92,7 +93,7 @@ VALUE_ATTRS["bool"] = "bool_values"
 def _assign_value(xp, *, shape, dtype, fp32_values, fp64_values, int32_values, int64_values, bool_values):
     values = {"fp32_values": fp32_values, "fp64_values": fp64_values, "int32_values": int32_values}
     values.update(int64_values=int64_values, bool_values=bool_values)
-    return xp.asarray(values[VALUE_ATTRS[dtype]], dtype=dtype).reshape(shape)
+    return reshape(xp, xp.asarray(values[VALUE_ATTRS[dtype]], dtype=dtype_of(xp, dtype)), shape)
 
 
 register_op(
@@ -129,7 +130,7 @@ register_op(
     attrs={"in_dtype": "float32", "out_dtype": "float32"},
     infer_shape=_cast_infer,
     grad=_cast_grad_maker,
-    kernel=lambda xp, x, *, in_dtype, out_dtype: x.astype(out_dtype),
+    kernel=lambda xp, x, *, in_dtype, out_dtype: astype(xp, x, out_dtype),
 )
 
 # -- where ----------------------------------------------------------------------------------------
@@ -145,7 +146,7 @@ def _where_infer(ctx: InferContext) -> None:
 
 
 def _where_grad(xp, cond, x, y, dout, *, need):
-    zero = dout.dtype.type(0)
+    zero = scalar(xp, dout, 0)
     return (
         xp.where(cond, dout, zero) if "X@GRAD" in need else None,
         xp.where(cond, zero, dout) if "Y@GRAD" in need else None,
@@ -205,7 +206,7 @@ def _reshape_infer(ctx: InferContext) -> None:
 
 def _reshape_kernel(xp, x, *, shape):
     target = [x.shape[i] if d == 0 else d for i, d in enumerate(shape)]
-    return x.reshape(target), xp.empty((0,) + x.shape, dtype=x.dtype)
+    return reshape(xp, x, target), xp.empty((0,) + x.shape, dtype=x.dtype)
 
 
 register_op(
@@ -230,7 +231,7 @@ register_op(
     outputs=("X@GRAD",),
     attrs={"shape": [-1]},
     infer_shape=_xshape_grad_infer,
-    kernel=lambda xp, xshape, dout, *, shape: dout.reshape(xshape.shape[1:]),
+    kernel=lambda xp, xshape, dout, *, shape: reshape(xp, dout, xshape.shape[1:]),
 )
 
 
@@ -251,7 +252,7 @@ register_op(
     attrs={"axis": [0]},
     infer_shape=_transpose_infer,
     grad=make_grad_op(inputs=("XShape", "Out@GRAD"), outputs=("X@GRAD",)),
-    kernel=lambda xp, x, *, axis: (xp.transpose(x, axis), xp.empty((0,) + x.shape, dtype=x.dtype)),
+    kernel=lambda xp, x, *, axis: (xp.permute_dims(x, tuple(axis)), xp.empty((0,) + x.shape, dtype=x.dtype)),
 )
 register_op(
     "transpose2_grad",
@@ -259,7 +260,7 @@ register_op(
     outputs=("X@GRAD",),
     attrs={"axis": [0]},
     infer_shape=_xshape_grad_infer,
-    kernel=lambda xp, xshape, dout, *, axis: xp.ascontiguousarray(xp.transpose(dout, np.argsort(axis))),
+    kernel=lambda xp, xshape, dout, *, axis: contiguous(xp, xp.permute_dims(dout, tuple(np.argsort(axis).tolist()))),
 )
 
 # -- concat, split -------------------------------------------------------------------------------
@@ -286,8 +287,7 @@ def _concat_infer(ctx: InferContext) -> None:
 
 def _concat_grad(xp, xs, dout, *, axis):
     axis = normalize_axis(axis, dout.ndim)
-    bounds = np.cumsum([x.shape[axis] for x in xs])[:-1]
-    return [xp.ascontiguousarray(p) for p in xp.split(dout, bounds.tolist(), axis=axis)]
+    return [contiguous(xp, p) for p in split(xp, dout, [x.shape[axis] for x in xs], axis)]
 
 
 register_op(
@@ -297,7 +297,7 @@ register_op(
     attrs={"axis": 0},
     infer_shape=_concat_infer,
     grad=make_grad_op(inputs=("X", "Out@GRAD"), outputs=("X@GRAD",)),
-    kernel=lambda xp, xs, *, axis: xp.concatenate(xs, axis=normalize_axis(axis, xs[0].ndim)),
+    kernel=lambda xp, xs, *, axis: xp.concat(xs, axis=normalize_axis(axis, xs[0].ndim)),
 )
 register_op("concat_grad", inputs=("X*", "Out@GRAD"), outputs=("X@GRAD*",), attrs={"axis": 0}, kernel=_concat_grad)
 
@@ -333,7 +333,7 @@ def _split_infer(ctx: InferContext) -> None:
 def _split_kernel(xp, x, *, num, sections, axis):
     axis = normalize_axis(axis, x.ndim)
     sizes = _split_sizes(x.shape[axis], num, sections)
-    return list(xp.split(x, np.cumsum(sizes)[:-1].tolist(), axis=axis))
+    return split(xp, x, sizes, axis)
 
 
 def _split_grad_maker(op) -> list[dict]:
@@ -393,16 +393,16 @@ def _decreased(shape, decrease) -> list:
 
 
 def _slice(xp, x, *, axes, starts, ends, decrease_axis):
-    out = xp.ascontiguousarray(x[_slice_index(x.shape, axes, starts, ends)])
+    out = contiguous(xp, x[_slice_index(x.shape, axes, starts, ends)])
     if decrease_axis:
-        out = out.reshape(_decreased(out.shape, [normalize_axis(a, x.ndim) for a in decrease_axis]))
+        out = reshape(xp, out, _decreased(out.shape, [normalize_axis(a, x.ndim) for a in decrease_axis]))
     return out
 
 
 def _slice_grad(xp, x, dout, *, axes, starts, ends, decrease_axis):
     dx = xp.zeros_like(x)
     index = _slice_index(x.shape, axes, starts, ends)
-    dx[index] = dout.reshape(dx[index].shape)
+    dx[index] = reshape(xp, dout, dx[index].shape)
     return dx
 
 
@@ -432,7 +432,7 @@ def _fill_like_infer(ctx: InferContext) -> None:
 def _fill_like(xp, x, *, shape, value, dtype, input_dim_idx, output_dim_idx, str_value, force_cpu):
     shape = list(shape)
     shape[output_dim_idx] = np.shape(x)[input_dim_idx]
-    return xp.full(shape, float(str_value) if str_value else value, dtype=dtype)
+    return full(xp, shape, float(str_value) if str_value else value, dtype)
 
 
 register_op(
