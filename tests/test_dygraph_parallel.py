@@ -112,4 +112,42 @@ def test_a_new_gradient_is_all_reduced_even_where_the_last_one_was_freed(monkeyp
         model._layers.weight._grad = np.ones((2, 1), "float32")
         model._allreduce_grads()
         model._layers.weight.clear_gradient()
-    assert reduced.count("c_allreduce_sum") == 5
+    assert reduced.count("c_allreduce_sum") == 5 * 2  # each time: the has-a-gradient flags, then the one bucket
+
+
+def test_a_parameter_without_a_gradient_on_any_rank_keeps_none(monkeypatch):
+    """A sublayer forward never calls gets no gradient on any rank (the all-reduced flags say so):
+    it stays None, so Momentum with weight decay leaves it alone, as Paddle's; before, it was
+    all-reduced as zeros and the optimizer moved it."""
+    import fleetgraph as paddle
+    from fleetgraph.dygraph import parallel
+
+    real = parallel.run_eagerly
+
+    def two_equal_ranks(op, ins, outs, attrs):  # the sum over two ranks holding the same values
+        if op == "c_allreduce_sum":
+            outs["Out"][0].value = ins["X"][0].value * 2
+        elif op != "c_broadcast":
+            real(op, ins, outs, attrs)
+
+    monkeypatch.setattr(parallel, "run_eagerly", two_equal_ranks)
+
+    class TwoHeads(paddle.nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.used, self.unused = paddle.nn.Linear(3, 1), paddle.nn.Linear(3, 1)
+
+        def forward(self, x):
+            return self.used(x)
+
+    model = paddle.DataParallel(TwoHeads())
+    model._nranks = 2
+    opt = paddle.optimizer.Momentum(0.1, parameters=model.parameters(), weight_decay=0.1)
+    before = model._layers.unused.weight.numpy()
+    x = paddle.to_tensor(np.ones((2, 3), "float32"))
+    paddle.mean(model(x)).backward()
+    model._allreduce_grads()
+    assert model._layers.unused.weight.grad is None and model._layers.unused.bias.grad is None
+    np.testing.assert_allclose(model._layers.used.weight.grad.numpy(), np.ones((3, 1)), rtol=1e-6)
+    opt.step()
+    np.testing.assert_array_equal(model._layers.unused.weight.numpy(), before)

@@ -7,8 +7,11 @@ of the registry run eagerly over the process's existing ring (executor/comm/ring
   2. after each `backward()`, the gradients are packed into buckets of at most `comm_buffer_size`
      MB, each bucket is `c_allreduce_sum`-ed and scaled by 1/nranks (as the static transpiler's
      `insert_allreduce` does per gradient), and unpacked into the parameters' `.grad`.
-A parameter without a gradient on this rank takes part with zeros, so all ranks exchange the same
-buckets; a sparse (SelectedRows) gradient is made dense first.
+Which parameters have a gradient is all-reduced first (one flag each): a parameter with one on some
+rank takes part on every rank, with zeros where it has none (Paddle's find_unused_parameters), so all
+ranks exchange the same buckets; one with a gradient on no rank keeps none (the optimizers skip it,
+as Paddle's do, instead of moving it by momentum or decay on a zero gradient). A sparse
+(SelectedRows) gradient is made dense first.
 """
 
 from __future__ import annotations
@@ -200,7 +203,10 @@ class DataParallel(Layer):
             return
         trainable = [p for p in self._params if not p.stop_gradient]
         with no_grad():
-            for bucket in _buckets(trainable, self._limit):
+            flags = Tensor(np.array([p._grad is not None for p in trainable], np.float32))
+            run_eagerly("c_allreduce_sum", {"X": [flags]}, {"Out": [flags]}, {"ring_id": RING_ID})
+            used = [p for p, ranks in zip(trainable, flags.value) if ranks > 0]
+            for bucket in _buckets(used, self._limit):
                 grads = [_dense(p) for p in bucket]
                 fused, offsets = _fused(grads, bucket[0].dtype)
                 run_eagerly("c_allreduce_sum", {"X": [fused]}, {"Out": [fused]}, {"ring_id": RING_ID})
