@@ -110,3 +110,25 @@ def test_a_traced_resnet_exports_to_onnx_and_runs_there_as_in_dynamic_mode():
 def test_to_static_refuses_a_plain_function():
     with pytest.raises(paddle.FleetgraphError, match="expected a paddle.nn.Layer"):
         paddle.jit.to_static(lambda x: x)
+
+
+def test_two_parameters_of_one_name_trace_to_two_program_parameters(tmp_path):
+    """Two halves built in separate unique_name guards both have `linear_0.w_0`: the traced program
+    gives each its own parameter (before, the second read the first's values) and the output, run
+    and saved with jit.save, is the eager one."""
+    from fleetgraph.ir import unique_name
+
+    with unique_name.guard():
+        first = paddle.nn.Linear(3, 3)
+    with unique_name.guard():
+        second = paddle.nn.Linear(3, 2)
+    assert first.weight.name == second.weight.name
+    model = paddle.nn.Sequential(first, paddle.nn.ReLU(), second)
+    x = paddle.to_tensor(np.random.default_rng(0).normal(size=(4, 3)).astype("float32"))
+    want = model(x).numpy()
+    paddle.jit.to_static(model)
+    np.testing.assert_allclose(model(x).numpy(), want, rtol=1e-6)
+    params = [p.name for p in model.forward.main_program.global_block().all_parameters()]
+    assert len(params) == 4 and len(set(params)) == 4
+    paddle.jit.save(model, str(tmp_path / "model"))
+    np.testing.assert_allclose(paddle.jit.load(str(tmp_path / "model"))(x).numpy(), want, rtol=1e-6)

@@ -2,8 +2,9 @@
 
 Steps of `trace(layer, input_spec)`:
   1. make a fresh Program pair, one data variable per input spec (`x`, `x_1`, ...);
-  2. give every eager parameter of the layer (and its sublayers) a static Parameter of the same
-     name, shape and dtype in the program, swapped into the layer for the call;
+  2. give every eager parameter of the layer (and its sublayers) a static Parameter of its shape
+     and dtype in the program, swapped into the layer for the call: one per parameter object, named
+     as it (`w_1`, ... after the first of a name: two models may have parameters of one name);
   3. call the layer on the data variables in static mode: every layer function sees static inputs
      and appends its op, exactly the ops the eager run executes (Python control flow is taken once,
      as when the Program was traced);
@@ -71,18 +72,24 @@ def _named_layers(layer):
 @contextlib.contextmanager
 def _static_parameters(layer, block):
     """Step 2: each eager parameter replaced by a static one of the same name while tracing."""
-    swapped, params = [], {}
+    swapped, params, static_names = [], {}, {}
     for sub in _named_layers(layer):
         for key, p in list(sub._parameters.items()):
             if not isinstance(p, Tensor):
                 continue
-            if p.name not in params:
-                params[p.name] = p
+            # by identity, not name: models built in separate unique_name guards share names
+            name = static_names.get(id(p))
+            if name is None:
+                name, n = p.name, 0
+                while name in params:
+                    n += 1
+                    name = f"{p.name}_{n}"
+                static_names[id(p)], params[name] = name, p
                 block.create_parameter(
-                    p.name, p.shape, p.dtype, trainable=getattr(p, "trainable", True), stop_gradient=p.stop_gradient
+                    name, p.shape, p.dtype, trainable=getattr(p, "trainable", True), stop_gradient=p.stop_gradient
                 )
             swapped.append((sub, key, p))
-            sub._parameters[key] = block.var(p.name)
+            sub._parameters[key] = block.var(name)
     try:
         yield params
     finally:
