@@ -25,8 +25,9 @@ def dtype_of(xp, dtype):
         return np.dtype(dtype)
     if isinstance(dtype, str):
         return getattr(xp, dtype)
-    name = getattr(dtype, "name", None) or np.dtype(dtype).name
-    return getattr(xp, name, dtype)
+    if isinstance(dtype, (type, np.dtype)):  # NumPy's: np.float32, np.dtype('int64')
+        return getattr(xp, np.dtype(dtype).name)
+    return dtype  # the module's own
 
 
 def full(xp, shape, value, dtype):

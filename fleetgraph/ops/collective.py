@@ -16,6 +16,7 @@ from ..ir import InferContext, register_op
 from ..ir.dtypes import convert_dtype
 from ..ir.errors import fmt_shape
 from ._common import prod
+from ._xp import dtype_of, full, reshape
 
 # -- communication --------------------------------------------------------------------------------
 
@@ -137,12 +138,12 @@ def _coalesce(xp, inputs, *, copy_data, set_constant, constant, dtype, use_align
     sizes = [int(x.size) for x in inputs]
     offsets, total = coalesced_offsets(sizes, np.dtype(dtype).itemsize, use_align)
     if set_constant and not copy_data:
-        fused = xp.full((total,), constant, dtype=dtype)
+        fused = full(xp, (total,), constant, dtype)
     else:
-        fused = xp.zeros((total,), dtype=dtype)
+        fused = xp.zeros((total,), dtype=dtype_of(xp, dtype))
     views = []
     for x, start, n in zip(inputs, offsets, sizes):
-        view = fused[start : start + n].reshape(x.shape)
+        view = reshape(xp, fused[start : start + n], x.shape)
         if copy_data:
             view[...] = x
         views.append(view)

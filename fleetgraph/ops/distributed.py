@@ -163,10 +163,10 @@ def _split_rows_infer(ctx: InferContext, sections_attr: str) -> None:
 
 def _split_rows(xp, x, sections, count):
     """Row blocks of x as views: no copy ('by reference')."""
-    if len(sections) != count or sum(sections) != len(x):
-        raise ValueError(f"sections {list(sections)}: expected {count} blocks adding up to the {len(x)} rows of X")
+    if len(sections) != count or sum(sections) != x.shape[0]:
+        raise ValueError(f"sections {list(sections)}: expected {count} blocks adding up to the {x.shape[0]} rows of X")
     bounds = np.cumsum([0] + list(sections))
-    return [x[bounds[i] : bounds[i + 1]] for i in range(len(sections))]
+    return [x[int(bounds[i]) : int(bounds[i + 1]), ...] for i in range(len(sections))]
 
 
 def _split_byref(xp, x, *, sections, num, axis):

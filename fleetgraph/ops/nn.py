@@ -6,6 +6,7 @@ import numpy as np
 
 from ..ir import InferContext, make_grad_op, register_op
 from ..ir.errors import fmt_shape
+from ._xp import astype, contiguous, largest, mask, reshape, smallest
 from .selected_rows import SelectedRows
 from .sparse_table import SparseTable
 
@@ -594,24 +595,25 @@ def _lookup_infer(v2: bool):
 
 
 def _flat_ids(xp, w, ids, v2: bool):
-    flat = ids.reshape(-1).astype("int64")
-    if flat.size and (int(flat.min()) < 0 or int(flat.max()) >= w.shape[0]):
-        raise IndexError(f"ids must lie in [0, {w.shape[0]}); got ids from {int(flat.min())} to {int(flat.max())}")
+    flat = astype(xp, reshape(xp, ids, (-1,)), "int64")
+    low, high = (int(smallest(xp, flat)), int(largest(xp, flat))) if flat.shape[0] else (0, 0)
+    if low < 0 or high >= w.shape[0]:
+        raise IndexError(f"ids must lie in [0, {w.shape[0]}); got ids from {low} to {high}")
     lead = ids.shape if v2 else ids.shape[:-1]
     return flat, tuple(lead) + (w.shape[1],)
 
 
-def _not_padding(xp, flat, padding_idx):
+def _not_padding(xp, w, flat, padding_idx):
     """[n, 1] weights that zero the rows looked up at padding_idx (-1: no padding row)."""
-    return (flat != padding_idx).astype("int8")[:, None] if padding_idx != -1 else None
+    return mask(xp, flat != padding_idx, w)[:, None] if padding_idx != -1 else None
 
 
 def _lookup(v2: bool):
     def kernel(xp, w, ids, *, is_sparse, is_distributed, padding_idx, remote_prefetch):
         flat, shape = _flat_ids(xp, w, ids, v2)
         out = w.lookup(flat) if isinstance(w, SparseTable) else xp.take(w, flat, axis=0)
-        keep = _not_padding(xp, flat, padding_idx)
-        return (out if keep is None else out * keep).reshape(shape)
+        keep = _not_padding(xp, w, flat, padding_idx)
+        return reshape(xp, out if keep is None else out * keep, shape)
 
     return kernel
 
@@ -619,11 +621,11 @@ def _lookup(v2: bool):
 def _lookup_grad(v2: bool):
     def kernel(xp, w, ids, dout, *, is_sparse, is_distributed, padding_idx, remote_prefetch):
         flat, _ = _flat_ids(xp, w, ids, v2)
-        rows = dout.reshape(flat.size, w.shape[1])
-        keep = _not_padding(xp, flat, padding_idx)
+        rows = reshape(xp, dout, (flat.shape[0], w.shape[1]))
+        keep = _not_padding(xp, dout, flat, padding_idx)
         rows = rows if keep is None else rows * keep
         if is_sparse:
-            return SelectedRows(flat, xp.ascontiguousarray(rows), w.shape[0])
+            return SelectedRows(flat, contiguous(xp, rows), w.shape[0])
         if isinstance(w, SparseTable):
             raise TypeError("a sparse table's gradient must be sparse; expected is_sparse=True")
         dw = xp.zeros_like(w)

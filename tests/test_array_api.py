@@ -1,0 +1,123 @@
+"""Every op kernel, forward and gradient, run with `xp = array_api_strict` on the op registry's
+cases: a kernel reaching for a NumPy-only function or method fails here, since CuPy (the GPU's
+array module) is held to the array API, not to NumPy. The values must equal the NumPy run's.
+The kernels that cannot be written in the array API are listed in NUMPY_ONLY, with the reason."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from op_cases import Case
+from test_op_registry import ALL_CASES, GRAD_CASES, _build
+
+from fleetgraph.executor import Executor, Scope
+from fleetgraph.executor.executor import _Plan, run_steps
+from fleetgraph.ir import registered_ops
+from fleetgraph.ops.lod_tensor import LoDTensor
+from fleetgraph.transpiler import gradients
+
+xps = pytest.importorskip("array_api_strict")
+
+# Kernels that need what the array API does not have, each with the reason: on a GPU a
+# device-specific path (cuDNN through CuPy, CuPy's own scatter and random streams) stands in.
+NUMPY_ONLY: dict[str, str] = {
+    "conv2d": "convolution: cuDNN on a GPU (im2col here)",
+    "conv2d_grad": "convolution: cuDNN on a GPU",
+    "pool2d": "pooling: cuDNN on a GPU, as Paddle's use_cudnn",
+    "pool2d_grad": "pooling: cuDNN on a GPU",
+    "batch_norm": "batch norm: cuDNN on a GPU",
+    "batch_norm_grad": "batch norm: cuDNN on a GPU",
+    "dropout": "its mask comes from the per-variable NumPy Generator streams (executor/rng.py)",
+    "dropout_grad": "follows dropout's mask",
+    "lookup_table_grad": "the dense gradient is a scatter-add (np.add.at), which the standard lacks",
+    "lookup_table_v2_grad": "the dense gradient is a scatter-add (np.add.at), which the standard lacks",
+    "auc": "a histogram of score buckets (np.bincount), which the standard lacks; its state stays on the host",
+    "sequence_pool": "a segment reduction over LoD offsets (np.ufunc.reduceat), which the standard lacks",
+    "sequence_pool_grad": "a segment reduction over LoD offsets (np.ufunc.reduceat)",
+}
+# Kernels the standard could express, not ported yet.
+NOT_PORTED_YET: dict[str, str] = {
+    "sequence_expand": "repeats rows by LoD lengths (np.repeat with an array of counts; xp.repeat can)",
+    "sequence_expand_grad": "sums rows back by LoD lengths",
+    "sequence_concat": "interleaves sequences by LoD offsets (np.concatenate)",
+    "sequence_concat_grad": "splits by LoD offsets",
+    "sequence_reshape_grad": "reshapes LoD rows with NumPy methods",
+}
+
+
+def _to_strict(value):
+    if isinstance(value, LoDTensor):
+        return LoDTensor(_to_strict(value.data), value.levels)
+    if isinstance(value, np.ndarray):
+        return xps.asarray(value)
+    return value
+
+
+def _to_numpy(value):
+    if isinstance(value, LoDTensor):
+        return _to_numpy(value.data)
+    return np.asarray(value)
+
+
+def _run_strict(prog, feed: dict, fetch: list[str]) -> list[np.ndarray]:
+    """Run block 0 of `prog` with every array an array_api_strict array and `xp = array_api_strict`."""
+    from fleetgraph.executor.executor import check_feed
+
+    block = prog.global_block()
+    env = {n: _to_strict(check_feed(block.var(n), v)) for n, v in feed.items()}
+    plan = _Plan(block, xps)
+    run_steps(plan.steps, env, xps)
+    return [_to_numpy(env[n]) for n in fetch]
+
+
+def _run_numpy(prog, feed: dict, fetch: list[str]) -> list[np.ndarray]:
+    return [_to_numpy(v) for v in Executor().run(prog, feed=feed, fetch_list=fetch, scope=Scope(), return_numpy=False)]
+
+
+def _cases(cases: list[Case], grad: bool) -> list:
+    """Each case, allowed to fail where one of the kernels it runs is listed above (the cases of a
+    listed op that take no NumPy-only path pass all the same)."""
+    params = []
+    for c in cases:
+        kernels = (c.op_type, c.op_type + "_grad") if grad else (c.op_type,)
+        why = [f"{k}: {r[k]}" for k in kernels for r in (NUMPY_ONLY, NOT_PORTED_YET) if k in r]
+        marks = [pytest.mark.xfail(reason="; ".join(why), strict=False)] if why else []  # some paths may pass
+        params.append(pytest.param(c, id=c.id, marks=marks))
+    return params
+
+
+@pytest.mark.parametrize("case", _cases(ALL_CASES, grad=False))
+def test_forward_kernel_runs_on_the_strict_array_api(case: Case):
+    prog, _, _, feed, outs = _build(case)
+    names = [n for slot in outs.values() for n in slot]
+    for name, got, want in zip(names, _run_strict(prog, feed, names), _run_numpy(prog, feed, names)):
+        np.testing.assert_array_equal(got, want, err_msg=f"{case.id} {name}")
+
+
+@pytest.mark.parametrize("case", _cases(GRAD_CASES, grad=True))
+def test_gradient_kernel_runs_on_the_strict_array_api(case: Case):
+    prog, block, op, feed, outs = _build(case)
+    loss_vars = [n for s in (case.loss_outputs or tuple(outs)) for n in outs[s]]
+    values = dict(zip(loss_vars, _run_numpy(prog, feed, loss_vars)))
+    loss_vars = [n for n in loss_vars if values[n].dtype.kind == "f"]  # indices and masks carry no gradient
+    terms = []
+    for n in loss_vars:
+        total = block.create_var(n + "_sum", dtype="float64")
+        block.append_op("reduce_sum", {"X": [n]}, {"Out": [total.name]}, {"reduce_all": True})
+        terms.append(total.name)
+    loss = block.create_var("loss", (1,), "float64")
+    block.append_op("sum", {"X": terms}, {"Out": [loss.name]})
+    wrt = [
+        n
+        for slot, names in op.inputs.items()
+        if slot not in case.no_grad
+        for n in names
+        if np.asarray(feed[n]).dtype.kind == "f"
+    ]
+    names = [g.name for g in gradients([loss], [block.var(n) for n in wrt])]
+    for name, got, want in zip(names, _run_strict(prog, feed, names), _run_numpy(prog, feed, names)):
+        np.testing.assert_array_equal(got, want, err_msg=f"{case.id} {name}")
+
+
+def test_every_excluded_kernel_is_a_registered_op():
+    assert not (set(NUMPY_ONLY) | set(NOT_PORTED_YET)) - set(registered_ops())
