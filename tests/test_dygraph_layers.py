@@ -227,3 +227,26 @@ def test_data_parallel_is_a_layer_that_passes_calls_and_state_through():
     dp.eval()
     assert not fc.training
     assert dp.weight is fc.weight
+
+
+def test_batchnorm_is_test_starts_in_eval_mode_and_train_still_switches_it():
+    """Paddle's BatchNorm(is_test=True) starts with training False (running statistics used, not
+    updated); train() makes it train, and a call no longer switches training off again (before,
+    forward overwrote self.training on every call)."""
+    x = paddle.to_tensor(np.arange(12, dtype="float32").reshape(4, 3))
+    bn = nn.BatchNorm(3, is_test=True)
+    assert not bn.training
+    np.testing.assert_allclose(bn(x).numpy(), x.numpy() / np.sqrt(1 + 1e-5), rtol=1e-6)
+    np.testing.assert_array_equal(bn._mean.numpy(), [0, 0, 0])
+    bn.train()
+    out = bn(x)
+    assert bn.training
+    np.testing.assert_allclose(out.numpy()[0], [-1.3416402] * 3, rtol=1e-5)  # Paddle 3.3.1's output
+    np.testing.assert_allclose(bn._mean.numpy(), [0.45, 0.55, 0.65], rtol=1e-5)
+
+
+def test_batchnorm_names_its_running_statistics_as_asked():
+    bn = nn.BatchNorm(3, moving_mean_name="my_mean", moving_variance_name="my_var")
+    assert (bn._mean.name, bn._variance.name) == ("my_mean", "my_var")
+    plain = nn.BatchNorm(3)
+    assert plain._mean.name.endswith(".w_1") and plain._variance.name.endswith(".w_2")  # Paddle's names

@@ -19,6 +19,8 @@ class _BatchNormBase(Layer):
         data_format="NCHW",
         use_global_stats=None,
         name=None,
+        moving_mean_name=None,
+        moving_variance_name=None,
     ) -> None:
         super().__init__()
         c = int(num_features)
@@ -26,8 +28,10 @@ class _BatchNormBase(Layer):
         self._data_format, self._use_global_stats = data_format, use_global_stats
         self.weight = self.create_parameter([c], weight_attr, default_initializer=Constant(1.0))
         self.bias = self.create_parameter([c], bias_attr, is_bias=True)
-        self._mean = self.create_parameter([c], ParamAttr(initializer=Constant(0.0), trainable=False))
-        self._variance = self.create_parameter([c], ParamAttr(initializer=Constant(1.0), trainable=False))
+        mean = ParamAttr(name=moving_mean_name, initializer=Constant(0.0), trainable=False)
+        variance = ParamAttr(name=moving_variance_name, initializer=Constant(1.0), trainable=False)
+        self._mean = self.create_parameter([c], mean)
+        self._variance = self.create_parameter([c], variance)
 
     def forward(self, x):
         return F.batch_norm(
@@ -74,12 +78,23 @@ class BatchNorm(_BatchNormBase):
         use_global_stats=False,
         trainable_statistics=False,
     ) -> None:
-        super().__init__(num_channels, momentum, epsilon, param_attr, bias_attr, data_layout, use_global_stats)
-        self._act, self._is_test = act, is_test
+        super().__init__(
+            num_channels,
+            momentum,
+            epsilon,
+            param_attr,
+            bias_attr,
+            data_layout,
+            use_global_stats,
+            moving_mean_name=moving_mean_name,
+            moving_variance_name=moving_variance_name,
+        )
+        self._act = act
+        if is_test:  # as Paddle's: the layer starts in eval mode; train() still switches it back
+            self.training = False
 
     def forward(self, x):
         from ...layers._apply import apply_op
 
-        self.training = self.training and not self._is_test
         out = super().forward(x)
         return out if self._act is None else apply_op(self._act, {"X": [out]})
