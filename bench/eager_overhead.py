@@ -1,19 +1,21 @@
 """Per-op overhead of eager execution: fleetgraph's dynamic mode next to PyTorch eager and Paddle
 dygraph, each in its own interpreter, on the same CPU in the same run.
 
-    python bench/eager_overhead.py [--torch-python PY] [--paddle-python PY] [--reps 5] [--n 20000] [--clock cpu]
+    python bench/eager_overhead.py [--torch-python PY] [--paddle-python PY] [--baseline DIR]
+                                   [--reps 5] [--n 20000] [--clock cpu]
 
 PY is the python of a virtual environment holding torch (or paddle); leave one out to skip that
-framework. Every case runs on 8x8 float32 tensors, so the arithmetic is a fraction of a microsecond
-and what is measured is the framework's cost per call: x + y, x * 2, relu, matmul and mean without
-gradients, x * w with w needing one (the op is recorded), and a whole step of an 8 -> 8 -> 1 MLP
-(forward, mean, backward: 5 ops and their gradients). Figures are medians over --reps runs of --n
-calls (--n / 10 steps for the MLP), in microseconds per call (per step for the last row), one
-thread each (OMP / BLAS pools of 1), timed by the worker's CPU time (--clock cpu, the default: what
-the call costs, steady while other work shares the cores) or by the wall clock (--clock wall). The
-frameworks run side by side, each in a worker process, and take turns case by case (each rep runs
-every case in every framework before the next), so a burst of load elsewhere hits all of them alike.
-Prints figures; asserts nothing.
+framework. DIR is another fleetgraph checkout (`git worktree add DIR COMMIT`), timed in a column of
+its own beside this one, to see what a change did. Every case runs on 8x8 float32 tensors, so the
+arithmetic is a fraction of a microsecond and what is measured is the framework's cost per call:
+x + y, x * 2, relu, matmul and mean without gradients, x * w with w needing one (the op is
+recorded), and a whole step of an 8 -> 8 -> 1 MLP (forward, mean, backward: 5 ops and their
+gradients). Figures are medians over --reps runs of --n calls (--n / 10 steps for the MLP), in
+microseconds per call (per step for the last row), one thread each (OMP / BLAS pools of 1), timed by
+the worker's CPU time (--clock cpu, the default: what the call costs, steady while other work shares
+the cores) or by the wall clock (--clock wall). The frameworks run side by side, each in a worker
+process, and take turns case by case (each rep runs every case in every framework before the next),
+so a burst of load elsewhere hits all of them alike. Prints figures; asserts nothing.
 """
 
 from __future__ import annotations
@@ -84,10 +86,10 @@ for line in sys.stdin:  # one case label a line: its microseconds per call over 
 class Worker:
     """One framework's interpreter running CASES: asked for a case, it answers with one timing."""
 
-    def __init__(self, python: str, name: str, n: int, clock: str) -> None:
+    def __init__(self, python: str, name: str, n: int, clock: str, repo: str = REPO) -> None:
         env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
-        if name == "fleetgraph":
-            env["PYTHONPATH"] = REPO + os.pathsep + env.get("PYTHONPATH", "")
+        if name in ("fleetgraph", "baseline"):
+            env["PYTHONPATH"] = repo + os.pathsep + env.get("PYTHONPATH", "")
         self.name = name
         self.errors = tempfile.TemporaryFile("w+")  # a pipe nobody reads could fill and stall the worker
         self.proc = subprocess.Popen(
@@ -97,6 +99,7 @@ class Worker:
             stdout=subprocess.PIPE,
             stderr=self.errors,
             text=True,
+            cwd=repo,  # `python -c` puts the working directory first on sys.path
         )
         while self._answer(300) != "ready":  # what an import prints on stdout comes first
             pass
@@ -128,6 +131,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--torch-python", help="python of an environment with torch")
     p.add_argument("--paddle-python", help="python of an environment with paddle")
+    p.add_argument("--baseline", help="another fleetgraph checkout (an earlier commit) to time beside this one")
     p.add_argument("--reps", type=int, default=5)
     p.add_argument("--n", type=int, default=20000)
     p.add_argument(
@@ -140,6 +144,8 @@ def main() -> None:
     runs = {"fleetgraph": sys.executable, "torch": args.torch_python, "paddle": args.paddle_python}
     clock = {"cpu": "process_time", "wall": "perf_counter"}[args.clock]
     workers = [Worker(py, name, args.n, clock) for name, py in runs.items() if py]
+    if args.baseline:
+        workers.insert(0, Worker(sys.executable, "baseline", args.n, clock, os.path.abspath(args.baseline)))
     times: dict[tuple[str, str], list[float]] = {}
     try:
         for _ in range(args.reps):  # frameworks take turns on each case, so a burst of load hits all alike
