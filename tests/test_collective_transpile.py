@@ -75,6 +75,24 @@ def _inserted(op) -> bool:
     return op.type.startswith("c_") or op.type == "scale"
 
 
+def test_a_gradient_read_before_the_comm_sync_is_scaled_right_before_that_read():
+    main, _ = _models()["fit_a_line"]
+    block = main.global_block()
+    first_optimize = next(i for i, op in enumerate(block.ops) if op.attrs["op_role"] & OpRole.Optimize)
+    block.create_var("peek", [1], "float32")
+    block._insert_op(first_optimize, "scale", {"X": ["fc_0.b_0@GRAD"]}, {"Out": ["peek"]}, {"op_role": 1})
+    ops = insert_allreduce(main, nranks=2).global_block().ops
+    peek = next(i for i, op in enumerate(ops) if op.output_arg_names == ["peek"])
+    assert (ops[peek - 1].type, ops[peek - 1].input("X"), ops[peek - 1].attrs["scale"]) == (
+        "scale",
+        ["fc_0.b_0@GRAD"],
+        0.5,
+    )
+    assert ops[peek + 1].type == "c_sync_comm_stream"
+    after_sync = [(op.type, op.input("X")) for op in ops[peek + 2 : peek + 3]]
+    assert after_sync == [("scale", ["fc_0.w_0@GRAD"])]  # the other gradient: after the sync, as usual
+
+
 @pytest.mark.parametrize("model", ["fit_a_line", "mlp"])
 def test_optimize_ops_stay_and_come_after_one_comm_sync_over_all_grads(model):
     main, _ = _models()[model]
