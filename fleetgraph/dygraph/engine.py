@@ -15,8 +15,7 @@ from ..ir.registry import COMMON_ATTRS
 from ..ops.selected_rows import SelectedRows
 from . import mode
 
-_seq = itertools.count()
-_keys = itertools.count()
+_keys = itertools.count()  # tensors' tape keys and nodes' sequence numbers, one count
 Tensor = None  # dygraph.tensor.Tensor, set when that module loads (it imports this one)
 
 
@@ -79,8 +78,8 @@ class Node:
 
     __slots__ = ("seq", "type", "inputs", "outputs", "attrs", "values", "parents")
 
-    def __init__(self, type, inputs, outputs, attrs, values, parents) -> None:
-        self.seq = next(_seq)
+    def __init__(self, seq, type, inputs, outputs, attrs, values, parents) -> None:
+        self.seq = seq  # after every key the node reads: backward runs nodes by descending seq
         self.type = type
         self.inputs = inputs
         self.outputs = outputs
@@ -203,12 +202,12 @@ def _array(value):
     return np.asarray(value)
 
 
-def key(t) -> str:
+def key(t) -> int:
     """What the tape calls a tensor: unique per tensor object (names need not be: two models built
     in separate unique_name guards have parameters of one name)."""
     k = t._key
     if k is None:
-        k = t._key = f"@t{next(_keys)}"
+        k = t._key = next(_keys)
     return k
 
 
@@ -216,22 +215,22 @@ def record1(s: _Spec, x, out, attrs: dict) -> None:
     """`_record` of a simple op of one input (which needs a gradient), with gradients on: the same
     Node as run_op's, built without loops."""
     kx = x._key or key(x)
-    ko = out._key = f"@t{next(_keys)}"
-    out._node = Node(s.type, ((kx,),), ((ko,),), attrs, {kx: x.value, ko: out.value}, {kx: x})
+    ko = out._key = next(_keys)
+    out._node = Node(ko, s.type, ((kx,),), ((ko,),), attrs, {kx: x.value, ko: out.value}, {kx: x})
     out.stop_gradient = False
 
 
 def record2(s: _Spec, x, y, out, attrs: dict) -> None:
     """record1 for a simple op of two inputs, one of which at least needs a gradient."""
     kx, ky = x._key or key(x), y._key or key(y)
-    ko = out._key = f"@t{next(_keys)}"
+    ko = out._key = next(_keys)
     parents = {}
     if not x.stop_gradient:
         parents[kx] = x
     if not y.stop_gradient:
         parents[ky] = y
     values = {kx: x.value, ky: y.value, ko: out.value}
-    out._node = Node(s.type, ((kx,), (ky,)), ((ko,),), attrs, values, parents)
+    out._node = Node(ko, s.type, ((kx,), (ky,)), ((ko,),), attrs, values, parents)
     out.stop_gradient = False
 
 
@@ -246,7 +245,7 @@ def record_simple(s: _Spec, tensors, out, attrs: dict) -> None:
             parents[k] = t
     k = key(out)
     values[k] = out.value
-    out._node = Node(s.type, tuple(in_names), ((k,),), attrs, values, parents)
+    out._node = Node(k, s.type, tuple(in_names), ((k,),), attrs, values, parents)
     out.stop_gradient = False
 
 
@@ -275,7 +274,7 @@ def _record(s: _Spec, inputs: dict, outputs: dict, attrs: dict) -> None:
             values[name] = t.value
         in_names.append(names)
     out_names = []
-    node = Node(s.type, in_names, out_names, attrs, values, parents)
+    node = Node(next(_keys), s.type, in_names, out_names, attrs, values, parents)
     for slot, _ in s.outs:
         names = []
         inplace = slot in s.inplace

@@ -29,11 +29,17 @@ _post_backward_hooks: list = []
 
 
 def _as_op(node: Node) -> Operator:
-    """The node as the static Operator a grad maker reads: its slots by name."""
+    """The node as the static Operator a grad maker reads: its slots by name, each tape key k named
+    '@t<k>' (_key_of reads it back)."""
     s = spec(node.type)
-    inputs = {slot: list(names) for slot, names in zip(s.in_slots, node.inputs) if names}
-    outputs = {slot: list(names) for (slot, _), names in zip(s.outs, node.outputs) if names}
+    inputs = {slot: [f"@t{k}" for k in keys] for slot, keys in zip(s.in_slots, node.inputs) if keys}
+    outputs = {slot: [f"@t{k}" for k in keys] for (slot, _), keys in zip(s.outs, node.outputs) if keys}
     return Operator(None, node.type, inputs, outputs, node.attrs)
+
+
+def _key_of(name: str) -> int | None:
+    """The tape key of a name _as_op made; None for any other name (a grad op's own temporaries)."""
+    return int(name[2:]) if name.startswith("@t") and name[2:].isdigit() else None
 
 
 def _zeros_like(value):
@@ -68,8 +74,8 @@ def backward(loss, grad=None, retain_graph: bool = False) -> None:
         raise FleetgraphError(
             f"backward: grad_tensor of {loss.name!r}: expected shape {list(np.shape(value))}, got {list(seed.shape)}"
         )
-    grads: dict[str, Any] = {key(loss): seed}  # step 2
-    leaves: dict[str, Any] = {}
+    grads: dict[int, Any] = {key(loss): seed}  # step 2
+    leaves: dict[int, Any] = {}
     if loss._node is None:
         leaves[key(loss)] = loss
     for node in sorted(nodes.values(), key=_seq, reverse=True):
@@ -126,7 +132,10 @@ def _run_grad_ops(node: Node, maker, grads: dict) -> list:
     produced = []
     for desc in descs:
         outputs = {
-            slot: [n if n.endswith(GRAD_SUFFIX) and n[: -len(GRAD_SUFFIX)] in node.parents else None for n in names]
+            slot: [
+                n if n.endswith(GRAD_SUFFIX) and _key_of(n[: -len(GRAD_SUFFIX)]) in node.parents else None
+                for n in names
+            ]
             for slot, names in desc["outputs"].items()
         }
         outputs = {slot: names for slot, names in outputs.items() if any(names)}
@@ -151,7 +160,7 @@ def _run_grad_ops(node: Node, maker, grads: dict) -> list:
             for n, v in zip(names, value if dup else [value]):
                 if n is not None and v is not None:
                     env[n] = _array(v)
-                    produced.append((n[: -len(GRAD_SUFFIX)], env[n]))
+                    produced.append((_key_of(n[: -len(GRAD_SUFFIX)]), env[n]))
     return produced
 
 
@@ -263,11 +272,11 @@ def _lookup(name: str, node: Node, grads: dict, env: dict):
     if name in env:
         return env[name]
     if name.endswith(GRAD_SUFFIX):
-        base = name[: -len(GRAD_SUFFIX)]
+        base = _key_of(name[: -len(GRAD_SUFFIX)])
         if base in grads:
             return grads[base]
         return _zeros_like(node.values[base])
-    return node.values[name]
+    return node.values[_key_of(name)]
 
 
 def register_post_backward_hook(hook) -> None:
