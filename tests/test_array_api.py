@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from models import mlp
 from op_cases import Case
 from test_op_registry import ALL_CASES, GRAD_CASES, _build
 
+import fleetgraph as paddle
 from fleetgraph.executor import Executor, Scope
 from fleetgraph.executor.executor import _Plan, run_steps
 from fleetgraph.ir import registered_ops
@@ -70,6 +72,12 @@ def _run_strict(prog, feed: dict, fetch: list[str]) -> list[np.ndarray]:
     return [_to_numpy(env[n]) for n in fetch]
 
 
+def _run_block_strict(prog, values: dict, fetch: list[str]) -> list[np.ndarray]:
+    env = {n: _to_strict(v) for n, v in values.items()}
+    run_steps(_Plan(prog.global_block(), xps).steps, env, xps)
+    return [_to_numpy(env[n]) for n in fetch]
+
+
 def _run_numpy(prog, feed: dict, fetch: list[str]) -> list[np.ndarray]:
     return [_to_numpy(v) for v in Executor().run(prog, feed=feed, fetch_list=fetch, scope=Scope(), return_numpy=False)]
 
@@ -121,3 +129,32 @@ def test_gradient_kernel_runs_on_the_strict_array_api(case: Case):
 
 def test_every_excluded_kernel_is_a_registered_op():
     assert not (set(NUMPY_ONLY) | set(NOT_PORTED_YET)) - set(registered_ops())
+
+
+OPTIMIZERS = {  # the optimizer kernels, which the op cases leave to tests/test_optimizers.py
+    "sgd": lambda: paddle.optimizer.SGD(0.1),
+    "momentum": lambda: paddle.optimizer.Momentum(0.1, momentum=0.9, use_nesterov=True),
+    "adam": lambda: paddle.optimizer.Adam(0.01),
+    "adagrad": lambda: paddle.optimizer.Adagrad(0.1),
+    "rmsprop": lambda: paddle.optimizer.RMSProp(0.01, momentum=0.5, centered=True),
+    "adamax": lambda: paddle.optimizer.Adamax(0.01),
+    "adadelta": lambda: paddle.optimizer.Adadelta(1.0),
+    "decayed_adagrad": lambda: paddle.fluid.optimizer.DecayedAdagradOptimizer(0.1),
+    "ftrl": lambda: paddle.fluid.optimizer.Ftrl(0.1, l1=0.001, l2=0.01),
+    "lamb": lambda: paddle.optimizer.Lamb(0.01, lamb_weight_decay=0.01),
+}
+
+
+@pytest.mark.parametrize("name", sorted(OPTIMIZERS))
+def test_a_training_step_runs_on_the_strict_array_api(name):
+    main, startup, _, _, loss, _ = mlp(OPTIMIZERS[name], hidden=(4,))
+    scope = Scope()
+    Executor().run(startup, scope=scope)
+    rng = np.random.default_rng(0)
+    feed = {"image": rng.standard_normal((3, 784)).astype("float32"), "label": np.array([[1], [7], [3]])}
+    state = sorted(n for n, v in scope.vars.items() if isinstance(v, np.ndarray))
+    before = {n: np.array(scope.vars[n]) for n in state}
+    got = _run_block_strict(main, {**before, **feed}, state + [loss.name])
+    want = Executor().run(main, feed=feed, fetch_list=state + [loss.name], scope=scope)
+    for n, g, w in zip(state + [loss.name], got, want):
+        np.testing.assert_array_equal(g, w, err_msg=f"{name}: {n}")

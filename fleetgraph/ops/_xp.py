@@ -58,6 +58,13 @@ def mask(xp, m, like):
     return m if xp is np else xp.astype(m, like.dtype)
 
 
+def scalar_type(xp, x):
+    """What makes a scalar of x's dtype from a number (see `scalar`)."""
+    if xp is np:
+        return x.dtype.type
+    return float if is_float(xp, x) else int
+
+
 def total(xp, x, axis=None, keepdims=False):
     """The sum over `axis` (a method on NumPy)."""
     return x.sum(axis=axis, keepdims=keepdims) if xp is np else xp.sum(x, axis=axis, keepdims=keepdims)

@@ -22,8 +22,11 @@ from __future__ import annotations
 import math
 import threading
 
+import numpy as np
+
 from ..ir import InferContext, register_op
 from ..ir.errors import fmt_shape
+from ._xp import copy, scalar, scalar_type, total
 from .selected_rows import SelectedRows, to_dense
 from .sparse_table import SparseTable
 
@@ -42,7 +45,11 @@ def _one_update_at_a_time(kernel):
 
 
 def _scalar(a) -> float:
-    return float(a.reshape(-1)[0])
+    return float(a[(0,) * a.ndim])  # a's first element, whatever its shape
+
+
+def _first(counter) -> int:
+    return int(counter[(0,) * counter.ndim])
 
 
 def _check_grad(ctx: InferContext) -> None:
@@ -71,9 +78,9 @@ def _sgd(xp, param, grad, lr):
     lr = _scalar(lr)
     if isinstance(grad, SelectedRows):  # merged first: one update per row, not ufunc.at's per entry
         merged = grad.merged(xp)
-        param[merged.rows] -= merged.value * param.dtype.type(lr)
+        param[merged.rows] -= merged.value * scalar(xp, param, lr)
     else:
-        param -= grad * param.dtype.type(lr)
+        param -= grad * scalar(xp, param, lr)
     return param
 
 
@@ -87,14 +94,14 @@ def _momentum(
         return param, velocity
     g = to_dense(xp, grad)
     if rescale_grad != 1.0:
-        g = g * param.dtype.type(rescale_grad)
+        g = g * scalar(xp, param, rescale_grad)
     if regularization_method == "l2_decay":
-        g = g + param * param.dtype.type(regularization_coeff)
-    lr = param.dtype.type(_scalar(lr))
-    velocity *= param.dtype.type(mu)
+        g = g + param * scalar(xp, param, regularization_coeff)
+    lr = scalar(xp, param, _scalar(lr))
+    velocity *= scalar(xp, param, mu)
     velocity += g
     if use_nesterov:
-        param -= (g + velocity * param.dtype.type(mu)) * lr
+        param -= (g + velocity * scalar(xp, param, mu)) * lr
     else:
         param -= velocity * lr
     return param, velocity
@@ -106,7 +113,7 @@ def _adam(xp, param, grad, lr, m1, m2, b1pow, b2pow, *, beta1, beta2, epsilon, l
         kw = dict(beta1=beta1, beta2=beta2, epsilon=epsilon, lazy_mode=lazy_mode)
         _adam(xp, param.values, g, lr, m1.values, m2.values, b1pow, b2pow, **kw)
         return param, m1, m2, b1pow, b2pow
-    t = param.dtype.type
+    t = scalar_type(xp, param)
     b1p, b2p = _scalar(b1pow), _scalar(b2pow)
     lr_t = _scalar(lr) * math.sqrt(1 - b2p) / (1 - b1p)
     if isinstance(grad, SelectedRows) and lazy_mode:
@@ -123,11 +130,11 @@ def _adam(xp, param, grad, lr, m1, m2, b1pow, b2pow, *, beta1, beta2, epsilon, l
         m2 += g * g * t(1 - beta2)
         denom = xp.sqrt(m2)
         denom += t(epsilon * math.sqrt(1 - b2p))
-        step = xp.divide(m1, denom, out=denom)
+        step = np.divide(m1, denom, out=denom) if xp is np else m1 / denom  # the standard has no out=
         step *= t(lr_t)
         param -= step
-    b1pow *= b1pow.dtype.type(beta1)
-    b2pow *= b2pow.dtype.type(beta2)
+    b1pow *= scalar(xp, b1pow, beta1)
+    b2pow *= scalar(xp, b2pow, beta2)
     return param, m1, m2, b1pow, b2pow
 
 
@@ -135,7 +142,7 @@ def _adagrad(xp, param, grad, moment, lr, *, epsilon):
     if isinstance(param, SparseTable):
         _adagrad(xp, param.values, _on_table(xp, param, grad, moment), moment.values, lr, epsilon=epsilon)
         return param, moment
-    t = param.dtype.type
+    t = scalar_type(xp, param)
     if isinstance(grad, SelectedRows):
         sr = grad.merged(xp)
         moment[sr.rows] += sr.value * sr.value
@@ -185,7 +192,7 @@ def _no_table(kernel, name: str):
 
 def _rmsprop(xp, param, grad, mean_square, moment, lr, mean_grad, *, epsilon, decay, momentum, centered):
     """Outputs in the op's order: ParamOut, MomentOut, MeanSquareOut, MeanGradOut."""
-    t = param.dtype.type
+    t = scalar_type(xp, param)
     mean_square *= t(decay)
     mean_square += t(1 - decay) * grad * grad
     if centered:
@@ -193,7 +200,7 @@ def _rmsprop(xp, param, grad, mean_square, moment, lr, mean_grad, *, epsilon, de
         mean_grad += t(1 - decay) * grad
         denom = mean_square - mean_grad * mean_grad
     else:
-        denom = mean_square.copy()
+        denom = copy(xp, mean_square)
     denom += t(epsilon)
     moment *= t(momentum)
     moment += t(_scalar(lr)) * grad / xp.sqrt(denom)
@@ -202,19 +209,22 @@ def _rmsprop(xp, param, grad, mean_square, moment, lr, mean_grad, *, epsilon, de
 
 
 def _adamax(xp, param, grad, lr, moment, inf_norm, beta1_pow, *, beta1, beta2, epsilon):
-    t = param.dtype.type
+    t = scalar_type(xp, param)
     moment *= t(beta1)
     moment += t(1 - beta1) * grad
     inf_norm *= t(beta2)
     inf_norm += t(epsilon)
-    xp.maximum(inf_norm, xp.abs(grad), out=inf_norm)
+    if xp is np:
+        np.maximum(inf_norm, np.abs(grad), out=inf_norm)
+    else:  # the standard has no out=
+        inf_norm[...] = xp.maximum(inf_norm, xp.abs(grad))
     lr_t = _scalar(lr) / (1 - _scalar(beta1_pow))
     param -= t(lr_t) * moment / inf_norm
     return param, moment, inf_norm
 
 
 def _adadelta(xp, param, grad, avg_squared_grad, avg_squared_update, lr, *, rho, epsilon):
-    t = param.dtype.type
+    t = scalar_type(xp, param)
     avg_squared_grad *= t(rho)
     avg_squared_grad += t(1 - rho) * grad * grad
     update = -xp.sqrt((avg_squared_update + t(epsilon)) / (avg_squared_grad + t(epsilon))) * grad
@@ -225,7 +235,7 @@ def _adadelta(xp, param, grad, avg_squared_grad, avg_squared_update, lr, *, rho,
 
 
 def _decayed_adagrad(xp, param, grad, moment, lr, *, decay, epsilon):
-    t = param.dtype.type
+    t = scalar_type(xp, param)
     moment *= t(decay)
     moment += t(1 - decay) * grad * grad
     param -= t(_scalar(lr)) * grad / (xp.sqrt(moment) + t(epsilon))
@@ -244,7 +254,7 @@ def _ftrl(xp, param, grad, squared, linear, lr, *, l1, l2, lr_power):
         _ftrl(xp, p, sr.value, sq, lin, lr, l1=l1, l2=l2, lr_power=lr_power)
         param[sr.rows], squared[sr.rows], linear[sr.rows] = p, sq, lin
         return param, squared, linear
-    t, lr = param.dtype.type, _scalar(lr)
+    t, lr = scalar_type(xp, param), _scalar(lr)
     new_squared = squared + grad * grad
     if lr_power == -0.5:
         sigma = (xp.sqrt(new_squared) - xp.sqrt(squared)) / t(lr)
@@ -261,7 +271,7 @@ def _ftrl(xp, param, grad, squared, linear, lr, *, l1, l2, lr_power):
 
 def _lamb(xp, param, grad, lr, m1, m2, b1pow, b2pow, *, weight_decay, beta1, beta2, epsilon, always_adapt):
     """Adam's moments, the step rescaled by ||param|| / ||step|| (the layer's trust ratio)."""
-    t = param.dtype.type
+    t = scalar_type(xp, param)
     m1 *= t(beta1)
     m1 += t(1 - beta1) * grad
     m2 *= t(beta2)
@@ -269,13 +279,13 @@ def _lamb(xp, param, grad, lr, m1, m2, b1pow, b2pow, *, weight_decay, beta1, bet
     step = (m1 / t(1 - _scalar(b1pow))) / (xp.sqrt(m2 / t(1 - _scalar(b2pow))) + t(epsilon))
     if weight_decay != 0 or always_adapt:
         step += t(weight_decay) * param
-        p_norm, s_norm = float(xp.sqrt((param * param).sum())), float(xp.sqrt((step * step).sum()))
+        p_norm, s_norm = float(xp.sqrt(total(xp, param * param))), float(xp.sqrt(total(xp, step * step)))
         ratio = p_norm / s_norm if p_norm > 0 and s_norm > 0 else 1.0
     else:
         ratio = 1.0
     param -= t(_scalar(lr) * ratio) * step
-    b1pow *= b1pow.dtype.type(beta1)
-    b2pow *= b2pow.dtype.type(beta2)
+    b1pow *= scalar(xp, b1pow, beta1)
+    b2pow *= scalar(xp, b2pow, beta2)
     return param, m1, m2, b1pow, b2pow
 
 
@@ -403,9 +413,9 @@ def _average_accumulates(
 ):
     """Paddle's kernel, quirks included: when the sums move, they move as they were before this step's
     parameter was added (that step's parameter is dropped from them)."""
-    updates, accumulates = int(num_updates.reshape(-1)[0]) + 1, int(num_accumulates.reshape(-1)[0]) + 1
-    old = int(old_num_accumulates.reshape(-1)[0])
-    out_1, out_2, out_3 = sum_1 + param, sum_2.copy(), sum_3.copy()
+    updates, accumulates = _first(num_updates) + 1, _first(num_accumulates) + 1
+    old = _first(old_num_accumulates)
+    out_1, out_2, out_3 = sum_1 + param, copy(xp, sum_2), copy(xp, sum_3)
     if updates % MAX_NUM_ACCUMULATES == 0:
         out_2, out_1 = sum_2 + sum_1, xp.zeros_like(sum_1)
     if accumulates >= min_average_window and accumulates >= min(max_average_window, updates * average_window):
