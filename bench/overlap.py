@@ -9,9 +9,11 @@ keep two trainer programs over the same parameters: 'on' as transpiled (c_allred
 use_calc_stream false, run on the ring's communication thread while backward goes on) and 'off'
 (use_calc_stream true: each all-reduce runs where it sits). They take turns sample by sample, the
 order swapped each time, so whatever else the machine is doing falls on both alike; a sample is
-the mean of --steps steps. Printed: the median step time of each, and off / on. Each rank runs
-NumPy single-threaded (OPENBLAS/OMP/MKL_NUM_THREADS=1): two ranks on a small host is the case
-this is about, and BLAS threads would otherwise compete with the other rank.
+the mean of --steps steps. Printed: the median step time of each, and the median (and quartiles)
+of off / on over the pairs of samples taken back to back, which cancels slow swings of the
+machine's load that the medians keep. Each rank runs NumPy single-threaded
+(OPENBLAS/OMP/MKL_NUM_THREADS=1): two ranks on a small host is the case this is about, and BLAS
+threads would otherwise compete with the other rank.
 """
 
 from __future__ import annotations
@@ -88,7 +90,12 @@ def worker(rank: int, endpoints: list[str], hidden: tuple, batch: int, samples: 
     grads = sum(int(np.prod(p.shape)) for p in main.all_parameters())
     if rank == 0:
         on_s, off_s = statistics.median(times["on"]), statistics.median(times["off"])
-        print(f"{on_s * 1e3:.2f} {off_s * 1e3:.2f} {buckets} {grads}", flush=True)
+        # the samples of a pair ran back to back: their ratio cancels what the load did meanwhile
+        ratios = sorted(off / on for on, off in zip(times["on"], times["off"]))
+        low, high = ratios[len(ratios) // 4], ratios[(3 * len(ratios)) // 4]
+        print(
+            f"{on_s * 1e3:.2f} {off_s * 1e3:.2f} {statistics.median(ratios):.3f} {low:.2f} {high:.2f} {buckets} {grads}"
+        )
     exe.close()
 
 
@@ -129,7 +136,7 @@ def run_pair(hidden: tuple, batch: int, fuse_mb: float, args) -> list[str]:
                 proc.wait()
     if any(proc.returncode for proc in procs):
         raise RuntimeError("a rank failed:\n" + "\n".join(o[-3000:] for o in outputs))
-    return outputs[0].split()[-4:]
+    return outputs[0].split()[-7:]
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -151,11 +158,16 @@ def main(argv: list[str] | None = None) -> None:
         f"collective step time, 2 ranks on 127.0.0.1 ({os.cpu_count()} CPUs), Momentum; "
         f"median of {args.samples} samples of {args.steps} steps"
     )
-    print(f"{'model':<30} {'gradients':>10} {'all-reduces':>11} {'overlap on':>11} {'overlap off':>12} {'off / on':>9}")
+    print(
+        f"{'model':<30} {'gradients':>10} {'all-reduces':>11} {'overlap on':>11} {'overlap off':>12} "
+        f"{'off / on':>9} {'(quartiles)':>12}"
+    )
     for label, hidden, batch, fuse_mb in [m for i, m in enumerate(MODELS) if not args.only or i in args.only]:
-        on, off, buckets, grads = run_pair(hidden, batch, fuse_mb, args)
-        ratio = float(off) / float(on)
-        print(f"{label:<30} {int(grads) / 1e6:9.1f}M {buckets:>11} {on:>8} ms {off:>9} ms {ratio:8.2f}x")
+        on, off, ratio, low, high, buckets, grads = run_pair(hidden, batch, fuse_mb, args)
+        print(
+            f"{label:<30} {int(grads) / 1e6:9.1f}M {buckets:>11} {on:>8} ms {off:>9} ms {float(ratio):8.2f}x "
+            f"({low}-{high})"
+        )
 
 
 if __name__ == "__main__":
