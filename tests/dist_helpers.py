@@ -108,6 +108,21 @@ def assert_all_exit_zero(results: dict[str, tuple[int, str]]) -> None:
     assert not bad, "\n".join(f"--- {n} exited {code}:\n{out[-3000:]}" for n, (code, out) in bad.items())
 
 
+def wait_for_cpu(pid: int, seconds: float, limit_s: float = 60) -> None:
+    """Until process `pid` has used `seconds` of CPU (however loaded the machine is): a process past
+    its imports and start-up, without a fixed sleep that is too short on a busy machine and too long
+    on a quiet one."""
+    tick = os.sysconf("SC_CLK_TCK")
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        if (int(fields[11]) + int(fields[12])) / tick >= seconds:  # utime + stime
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"process {pid} used less than {seconds} s of CPU in {limit_s} s")
+
+
 def processes_with(mark: str) -> list[tuple[int, str]]:
     """(pid, command line) of every live (non-zombie) process with `mark` among its arguments."""
     found = []

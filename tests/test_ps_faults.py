@@ -10,7 +10,8 @@ import signal
 import time
 
 import numpy as np
-from dist_helpers import SCRIPTS, ProcessGroup, assert_all_exit_zero, endpoints
+import pytest
+from dist_helpers import SCRIPTS, ProcessGroup, assert_all_exit_zero, endpoints, wait_for_cpu
 
 PS_TRAIN = os.path.join(SCRIPTS, "ps_train.py")
 FAST_TIMEOUT = {"FLEETGRAPH_RPC_TIMEOUT": "30"}
@@ -27,46 +28,6 @@ def _start_long_run(group, eps, timeout_s):
 
 def _kill(proc) -> None:
     os.killpg(proc.popen.pid, signal.SIGKILL)
-
-
-def test_trainer_killed_in_sync_mode_makes_the_pservers_fail_with_a_timeout():
-    eps = endpoints(2)
-    with ProcessGroup(timeout=60) as group:
-        _start_long_run(group, eps, 3)
-        time.sleep(4)  # training is under way
-        started = time.monotonic()
-        _kill(group.procs[3])  # trainer 1
-        results = group.wait()
-    assert time.monotonic() - started < 30
-    outs = [results[f"pserver {ep}"][1] for ep in eps]
-    for ep, out in zip(eps, outs):
-        assert results[f"pserver {ep}"][0] != 0
-        assert f"listen_and_serv {ep}: no message from trainers [0, 1]" in out, out[-2000:]
-        assert "FLEETGRAPH_RPC_TIMEOUT=3" in out
-    # trainer 0 waits at whichever barrier the kill found it before; a pserver that had already
-    # released that barrier only knows that nobody talks to it any more
-    waits = r"trainers \[0\] wait(ed)? at the (send|fetch) barrier for trainer\(s\) \[1\]"
-    assert any(re.search(waits, out) for out in outs), "\n".join(o[-1500:] for o in outs)
-    code, out = results["trainer 0"]
-    # the waiting trainer hears who is missing from the pserver (it used to say: send_barrier '' ...)
-    assert code != 0
-    assert re.search(r"send_barrier of trainer 0 at 127\.0\.0\.1:\d+ was refused: at the send barrier", out), out[
-        -2000:
-    ]
-    assert "trainer(s) [1] did not arrive within" in out
-
-
-def _wait_for_cpu(pid: int, seconds: float, limit_s: float = 60) -> None:
-    """Until process `pid` has used `seconds` of CPU (however loaded the machine is)."""
-    tick = os.sysconf("SC_CLK_TCK")
-    deadline = time.monotonic() + limit_s
-    while time.monotonic() < deadline:
-        with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        if (int(fields[11]) + int(fields[12])) / tick >= seconds:  # utime + stime
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"process {pid} used less than {seconds} s of CPU in {limit_s} s")
 
 
 def _steps_of(out: str) -> int:
@@ -120,21 +81,26 @@ def test_a_trainer_dying_between_its_barriers_to_two_pservers_leaves_both_on_the
     assert results["trainer 0"][0] != 0
 
 
-def test_a_trainer_killed_at_random_points_leaves_every_pserver_on_the_same_step():
-    """Sync jobs (three at a time), trainer 1 killed at a random moment of each once it trains: both
-    pservers stop on the same step every time. Six jobs in the suite; FLEETGRAPH_KILL_RUNS=20 for
-    more (the issue's 20 ran so, see the README)."""
+KILL_TIMEOUT_S = 2
+
+
+@pytest.fixture(scope="module")
+def killed_sync_jobs():
+    """Sync jobs (2 pservers x 2 trainers, four at a time), trainer 1 killed at a random moment of
+    each once it trains: [(pserver endpoints, {name: (exit status, output)}, seconds from the kill
+    to the end)]. Four jobs in the suite; FLEETGRAPH_KILL_RUNS=20 for more (the issue's 20 ran so,
+    see the README)."""
     import contextlib
     import random
 
     rng = random.Random(20)
-    env = {"FLEETGRAPH_RPC_TIMEOUT": "2"}
-    seen = []
-    runs = int(os.environ.get("FLEETGRAPH_KILL_RUNS", "6"))
-    for first in range(0, runs, 3):
+    env = {"FLEETGRAPH_RPC_TIMEOUT": str(KILL_TIMEOUT_S)}
+    runs = int(os.environ.get("FLEETGRAPH_KILL_RUNS", "4"))
+    done = []
+    for first in range(0, runs, 4):
         with contextlib.ExitStack() as stack:
             jobs = []
-            for _ in range(min(3, runs - first)):
+            for _ in range(min(4, runs - first)):
                 group = stack.enter_context(ProcessGroup(timeout=60))
                 eps = endpoints(2)
                 common = ["--pservers", ",".join(eps), "--trainers", "2", "--steps", "100000"]
@@ -143,14 +109,43 @@ def test_a_trainer_killed_at_random_points_leaves_every_pserver_on_the_same_step
                 for t in (0, 1):
                     group.start(f"trainer {t}", [PS_TRAIN, "trainer", str(t), "--out", os.devnull, *common], env=env)
                 jobs.append((group, eps))
+            killed = {}
             for group, _ in sorted(jobs, key=lambda _: rng.random()):
-                _wait_for_cpu(group.procs[3].popen.pid, 1.2)  # trainer 1 is past its imports and start-up
+                wait_for_cpu(group.procs[3].popen.pid, 1.2)  # trainer 1 is past its imports and start-up
                 time.sleep(rng.uniform(0.0, 0.5))
                 _kill(group.procs[3])  # trainer 1, somewhere in a step
+                killed[id(group)] = time.monotonic()
             for group, eps in jobs:
                 results = group.wait()
-                seen.append([_steps_of(results[f"pserver {ep}"][1]) for ep in eps])
-    assert len(seen) == runs and all(a == b for a, b in seen), seen
+                done.append((eps, results, time.monotonic() - killed[id(group)]))
+    assert len(done) == runs
+    return done
+
+
+def test_trainer_killed_in_sync_mode_makes_the_pservers_fail_with_a_timeout(killed_sync_jobs):
+    for eps, results, seconds in killed_sync_jobs:
+        assert seconds < 30
+        outs = [results[f"pserver {ep}"][1] for ep in eps]
+        for ep, out in zip(eps, outs):
+            assert results[f"pserver {ep}"][0] != 0
+            assert f"listen_and_serv {ep}: no message from trainers [0, 1]" in out, out[-2000:]
+            assert f"FLEETGRAPH_RPC_TIMEOUT={KILL_TIMEOUT_S}" in out
+        # trainer 0 waits at whichever barrier the kill found it before; a pserver that had already
+        # released that barrier only knows that nobody talks to it any more
+        waits = r"trainers \[0\] wait(ed)? at the (send|fetch) barrier for trainer\(s\) \[1\]"
+        assert any(re.search(waits, out) for out in outs), "\n".join(o[-1500:] for o in outs)
+        code, out = results["trainer 0"]
+        # the waiting trainer hears who is missing from the pserver (it used to say: send_barrier '' ...)
+        assert code != 0
+        refused = r"send_barrier of trainer 0 at 127\.0\.0\.1:\d+ was refused: at the send barrier"
+        assert re.search(refused, out), out[-2000:]
+        assert "trainer(s) [1] did not arrive within" in out
+
+
+def test_a_trainer_killed_at_random_points_leaves_every_pserver_on_the_same_step(killed_sync_jobs):
+    """Both pservers stop on the same step whichever moment of a step trainer 1 died at."""
+    seen = [[_steps_of(results[f"pserver {ep}"][1]) for ep in eps] for eps, results, _ in killed_sync_jobs]
+    assert all(a == b for a, b in seen), seen
     assert all(a > 0 for a, _ in seen), seen  # the kills came while training
 
 
@@ -158,7 +153,8 @@ def test_pserver_killed_makes_trainers_fail_within_the_timeout():
     eps = endpoints(2)
     with ProcessGroup(timeout=60) as group:
         _start_long_run(group, eps, 3)
-        time.sleep(4)
+        for trainer in group.procs[2:]:
+            wait_for_cpu(trainer.popen.pid, 1.2)  # training is under way
         started = time.monotonic()
         _kill(group.procs[0])  # the first pserver
         results = group.wait()
