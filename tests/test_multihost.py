@@ -12,7 +12,7 @@ import time
 import netns
 import numpy as np
 import pytest
-from dist_helpers import SCRIPTS, ProcessGroup, assert_all_exit_zero, endpoints
+from dist_helpers import SCRIPTS, ProcessGroup, assert_all_exit_zero, endpoints, wait_for_cpu
 
 pytestmark = pytest.mark.skipif(netns.available() is not None, reason=str(netns.available()))
 
@@ -37,17 +37,22 @@ def _ps_job(group, servers, trainers, trainer_view=None, steps=10, timeout_s=20,
     return eps
 
 
-def _loopback_params(tmp_path, steps):
-    """The same job on one host: the oracle."""
+ORACLE_STEPS = 5
+
+
+@pytest.fixture(scope="module")
+def loopback_params(tmp_path_factory):
+    """The same job of ORACLE_STEPS steps on one host: the oracle (run once for the module)."""
+    where = tmp_path_factory.mktemp("loopback")
     eps = endpoints(2)
-    common = ["--pservers", ",".join(eps), "--trainers", "2", "--steps", str(steps)]
+    common = ["--pservers", ",".join(eps), "--trainers", "2", "--steps", str(ORACLE_STEPS)]
     with ProcessGroup(timeout=60) as group:
         for ep in eps:
             group.start(f"pserver {ep}", [PS_TRAIN, "pserver", ep, *common])
         for t in (0, 1):
-            group.start(f"trainer {t}", [PS_TRAIN, "trainer", str(t), "--out", str(tmp_path / f"ref{t}.npz"), *common])
+            group.start(f"trainer {t}", [PS_TRAIN, "trainer", str(t), "--out", str(where / f"ref{t}.npz"), *common])
         assert_all_exit_zero(group.wait())
-    return [dict(np.load(tmp_path / f"ref{t}.npz")) for t in (0, 1)]
+    return [dict(np.load(where / f"ref{t}.npz")) for t in (0, 1)]
 
 
 def _assert_same(tmp_path, want):
@@ -57,11 +62,11 @@ def _assert_same(tmp_path, want):
             np.testing.assert_array_equal(got[name], value, err_msg=f"trainer {t} {name}")
 
 
-def test_a_parameter_server_job_across_four_hosts_equals_one_host(tmp_path):
+def test_a_parameter_server_job_across_four_hosts_equals_one_host(tmp_path, loopback_params):
     with netns.Cluster(4) as hosts, ProcessGroup(timeout=90) as group:
-        _ps_job(group, hosts[:2], hosts[2:], steps=10, out=tmp_path)
+        _ps_job(group, hosts[:2], hosts[2:], steps=ORACLE_STEPS, out=tmp_path)
         assert_all_exit_zero(group.wait())
-    _assert_same(tmp_path, _loopback_params(tmp_path, 10))
+    _assert_same(tmp_path, loopback_params)
 
 
 def test_the_launcher_starts_each_hosts_roles_of_a_parameter_server_job(tmp_path):
@@ -97,7 +102,7 @@ def test_a_partitioned_host_fails_the_job_within_the_timeout_naming_the_peer():
     cluster = netns.Cluster(4)
     with cluster as hosts, ProcessGroup(timeout=90) as group:
         eps = _ps_job(group, hosts[:2], hosts[2:], steps=100000, timeout_s=3)
-        time.sleep(4)  # training under way
+        wait_for_cpu(group.procs[3].popen.pid, 1.2)  # trainer 1 is training
         cluster.partition(hosts[3])  # trainer 1's host drops off the network
         started = time.monotonic()
         results = group.wait()
@@ -108,14 +113,14 @@ def test_a_partitioned_host_fails_the_job_within_the_timeout_naming_the_peer():
     assert any("trainer(s) [1]" in results[f"pserver {ep}"][1] for ep in eps)
 
 
-def test_a_job_finishes_through_200_ms_of_delay(tmp_path):
+def test_a_job_finishes_through_200_ms_of_delay(tmp_path, loopback_params):
     with netns.Cluster(4) as hosts, ProcessGroup(timeout=120) as group:
         with netns.proxied(hosts[:2], PORT + 1, PORT, delay_s=0.2) as proxies:
             started = time.monotonic()
-            _ps_job(group, hosts[:2], hosts[2:], trainer_view=proxies, steps=5, out=tmp_path)
+            _ps_job(group, hosts[:2], hosts[2:], trainer_view=proxies, steps=ORACLE_STEPS, out=tmp_path)
             assert_all_exit_zero(group.wait())
     assert time.monotonic() - started > 2  # the delay was there
-    _assert_same(tmp_path, _loopback_params(tmp_path, 5))
+    _assert_same(tmp_path, loopback_params)
 
 
 def test_reset_connections_fail_the_job_within_the_timeout_naming_the_endpoint():
