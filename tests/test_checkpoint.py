@@ -198,11 +198,20 @@ def _assert_same_state(got: dict, want: dict) -> None:
             np.testing.assert_allclose(got[name], want[name], atol=1e-6, err_msg=name)
 
 
-@pytest.mark.parametrize("servers_after, spelling", [(2, "fleet"), (3, "fleet"), (2, "fluid")])
-def test_a_killed_sync_job_with_a_table_resumes_to_the_uninterrupted_parameters(tmp_path, servers_after, spelling):
-    """fleet.save_persistables, or fluid.io.save_persistables of the trainer program: both ask the pservers."""
-    want = _run(tmp_path, "whole")
+@pytest.fixture(scope="module")
+def uninterrupted_sync_job(tmp_path_factory):
+    """The sync job with a table run whole, once for every resume below to be compared with."""
+    want = _run(tmp_path_factory.mktemp("sync"), "whole")
     assert "table@IDS" in want and "moment1_0@IDS" in "".join(want)  # the table and its Adam state
+    return want
+
+
+@pytest.mark.parametrize("servers_after, spelling", [(2, "fleet"), (3, "fleet"), (2, "fluid")])
+def test_a_killed_sync_job_with_a_table_resumes_to_the_uninterrupted_parameters(
+    tmp_path, uninterrupted_sync_job, servers_after, spelling
+):
+    """fleet.save_persistables, or fluid.io.save_persistables of the trainer program: both ask the pservers."""
+    want = uninterrupted_sync_job
     extra = ["--fluid_save"] if spelling == "fluid" else []
     got = _killed_then_resumed(tmp_path, seed=servers_after, servers_after=servers_after, extra=extra)
     _assert_same_state(got, want)
