@@ -36,15 +36,10 @@ NUMPY_ONLY: dict[str, str] = {
     "auc": "a histogram of score buckets (np.bincount), which the standard lacks; its state stays on the host",
     "sequence_pool": "a segment reduction over LoD offsets (np.ufunc.reduceat), which the standard lacks",
     "sequence_pool_grad": "a segment reduction over LoD offsets (np.ufunc.reduceat)",
+    "sequence_expand_grad": "sums the repeats of each row back by scatter-add (np.add.at)",
 }
 # Kernels the standard could express, not ported yet.
-NOT_PORTED_YET: dict[str, str] = {
-    "sequence_expand": "repeats rows by LoD lengths (np.repeat with an array of counts; xp.repeat can)",
-    "sequence_expand_grad": "sums rows back by LoD lengths",
-    "sequence_concat": "interleaves sequences by LoD offsets (np.concatenate)",
-    "sequence_concat_grad": "splits by LoD offsets",
-    "sequence_reshape_grad": "reshapes LoD rows with NumPy methods",
-}
+NOT_PORTED_YET: dict[str, str] = {}
 
 
 def _to_strict(value):

@@ -22,7 +22,9 @@ class LoDTensor:
     __slots__ = ("data", "levels")
 
     def __init__(self, data=None, lod=()) -> None:
-        self.data = None if data is None else np.asarray(data)
+        if data is not None and not isinstance(data, np.ndarray) and not hasattr(data, "__array_namespace__"):
+            data = np.asarray(data)  # lists, scalars; an array of another array module (a GPU's) stays there
+        self.data = data if not isinstance(data, np.ndarray) else np.asarray(data)
         self.levels: tuple[np.ndarray, ...] = tuple(np.asarray(level, dtype=np.int64) for level in lod)
 
     # -- Paddle's surface ------------------------------------------------------------------------
@@ -64,7 +66,7 @@ class LoDTensor:
         return self.data if dtype is None else self.data.astype(dtype)
 
     def __len__(self) -> int:
-        return len(self.data)
+        return self.data.shape[0]
 
     def __repr__(self) -> str:
         return f"LoDTensor(lod={self.lod()}, data={self.data!r})"
@@ -88,7 +90,7 @@ def one_row_each(offsets: np.ndarray, rows) -> bool:
 
 
 def _rows(data) -> int:
-    return 0 if data is None or np.ndim(data) == 0 else len(data)
+    return 0 if data is None or len(data.shape) == 0 else data.shape[0]
 
 
 def offsets_from_lengths(lengths) -> list[np.ndarray]:

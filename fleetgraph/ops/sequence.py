@@ -8,6 +8,7 @@ from ..ir import InferContext, make_grad_op, register_op
 from ..ir.errors import fmt_shape
 from ..ir.program import Variable
 from ._common import prod
+from ._xp import reshape, split
 from .lod_tensor import LoDError, LoDTensor, one_row_each, strip
 
 _FEED_HINT = "feed it as a LoDTensor (fluid.create_lod_tensor, nested lists, DataFeeder, DataLoader or a Dataset)"
@@ -220,27 +221,29 @@ def _concat_sequences(xs, where: str) -> list[LoDTensor]:
 
 def _interleave(seqs: list[LoDTensor]) -> tuple[np.ndarray, np.ndarray]:
     """Where Out's rows lie in the stacked rows of X[0], X[1], ..., and Out's offsets."""
-    bases = np.cumsum([0] + [len(s.data) for s in seqs[:-1]])
+    bases = np.cumsum([0] + [s.data.shape[0] for s in seqs[:-1]])
     starts = np.stack([base + s.offsets[:-1] for base, s in zip(bases, seqs)], axis=1)
     lengths = np.stack([np.diff(s.offsets) for s in seqs], axis=1)
     return _segment_rows(starts.ravel(), lengths.ravel()), _offsets(lengths.sum(axis=1))
+
+
+def _rows_at(xp, rows, index: np.ndarray):
+    """rows[index] for a host array of row numbers (the LoD's offsets live on the host)."""
+    return rows[index] if xp is np else xp.take(rows, xp.asarray(index), axis=0)
 
 
 def _concat(xp, xs):
     """Sequence i of Out is sequence i of X[0], then sequence i of X[1], ..."""
     seqs = _concat_sequences(xs, "sequence_concat")
     order, offsets = _interleave(seqs)
-    return _tensor(xp.concatenate([s.data for s in seqs])[order], [offsets])
+    return _tensor(_rows_at(xp, xp.concat([s.data for s in seqs]), order), [offsets])
 
 
 def _concat_grad(xp, xs, dout):
     seqs = _concat_sequences(xs, "sequence_concat_grad")
     order, _ = _interleave(seqs)
-    dout = strip(dout)
-    stacked = xp.empty_like(dout)
-    stacked[order] = dout
-    bounds = np.cumsum([len(s.data) for s in seqs])[:-1]
-    return [s.with_data(part) for s, part in zip(seqs, xp.split(stacked, bounds.tolist()))]
+    stacked = _rows_at(xp, strip(dout), np.argsort(order))  # order is a permutation: gather by its inverse
+    return [s.with_data(part) for s, part in zip(seqs, split(xp, stacked, [s.data.shape[0] for s in seqs], 0))]
 
 
 register_op(
@@ -285,12 +288,12 @@ def _reshape(xp, x, *, new_dim):
             f"({int(seq.offsets[i + 1] - seq.offsets[i])} row(s) of width {width}); expected a multiple of "
             f"new_dim {new_dim}"
         )
-    return _tensor(seq.data.reshape(-1, new_dim), [values // new_dim])
+    return _tensor(reshape(xp, seq.data, (-1, new_dim)), [values // new_dim])
 
 
 def _reshape_grad(xp, x, dout, *, new_dim):
     seq = _sequences(x, "sequence_reshape_grad: X", levels=1)
-    return seq.with_data(strip(dout).reshape(seq.data.shape))
+    return seq.with_data(reshape(xp, strip(dout), seq.data.shape))
 
 
 register_op(
@@ -346,7 +349,7 @@ def _expand_plan(x, y, ref_level: int, where: str):
         source = np.repeat(np.arange(len(repeats)), repeats)
         lengths = np.diff(x.offsets)[source]
         return _segment_rows(x.offsets[:-1][source], lengths), _offsets(lengths)
-    rows = len(strip(x))
+    rows = strip(x).shape[0]
     if rows != len(repeats):
         raise LoDError(
             f"{where}: X carries no LoD, so it needs one row per sequence of level {level} of Y; "
@@ -357,7 +360,7 @@ def _expand_plan(x, y, ref_level: int, where: str):
 
 def _expand(xp, x, y, *, ref_level):
     index, offsets = _expand_plan(x, y, ref_level, "sequence_expand")
-    out = strip(x)[index]
+    out = _rows_at(xp, strip(x), index)
     return out if offsets is None else _tensor(out, [offsets])
 
 
