@@ -170,12 +170,12 @@ def main() -> None:
     exe.run(startup)
     trainer_prog = t.get_trainer_program()
     losses = []
-    shards = [
+    shards = (  # made as they are trained on: the fault tests run "100000" steps until a kill
         {k: v[trainer_id * args.batch : (trainer_id + 1) * args.batch] for k, v in feed.items()}
         for feed in global_batches(args.model, steps, args.batch * args.trainers)
-    ]
+    )
     if args.dataset:
-        train_from_file(exe, trainer_prog, shards, args.batch, args.out + ".data")
+        train_from_file(exe, trainer_prog, list(shards), args.batch, args.out + ".data")
     for shard in shards if not args.dataset else ():
         losses.append(float(exe.run(trainer_prog, feed=shard, fetch_list=[loss])[0][0]))
         if trainer_prog.lr_scheduler is not None:  # a paddle.optimizer.lr scheduler steps once per batch
