@@ -99,13 +99,15 @@ class _Connections:
         for endpoint in list(self.queued):
             self._send_queued(endpoint)
 
-    def _send_queued(self, endpoint: str) -> None:
+    def _send_queued(self, endpoint: str, barrier: bool = False) -> int | None:
         """The queued sends to `endpoint` as one SEND_BATCH. At most MAX_IN_FLIGHT messages to one
         pserver wait for their answers: a trainer faster than its pserver waits for it (as Paddle's
-        bounded send queue makes it) instead of running ahead."""
+        bounded send queue makes it) instead of running ahead. With `barrier`, a SEND_BARRIER ends
+        the batch, which is then answered as the barrier is: its seq is returned for the caller to
+        await (a sync step's gradients and barrier cost a pserver one message)."""
         queue_ = self.queued.pop(endpoint, [])
         if not queue_:
-            return
+            return None
         waiting = self.unanswered.setdefault(endpoint, [])
         if len(waiting) >= MAX_IN_FLIGHT:
             for earlier in waiting[: MAX_IN_FLIGHT // 2]:
@@ -113,18 +115,27 @@ class _Connections:
             del waiting[: MAX_IN_FLIGHT // 2]
         self.seq += 1
         messages = [encode(Kind.SEND, name, value, sender=self.sender, seq=self.seq) for name, value in queue_]
+        if barrier:
+            messages.append(encode(Kind.SEND_BARRIER, sender=self.sender, seq=self.seq))
         frames = encode_batch(messages, sender=self.sender, seq=self.seq)
         self.socket(endpoint).send_multipart(frames, copy=False)
         self.traffic.count(sent=sum(len(f) if isinstance(f, bytes) else f.nbytes for f in frames))
+        if barrier:
+            return self.seq
         names = ", ".join(name for name, _ in queue_)
         waiting.append((self.what.get(endpoint, "send"), names, self.seq))
+        return None
 
     def request(self, what: str, items: list[tuple[str, Kind, str, object]], sender: int) -> list:
-        """Send (endpoint, kind, name, value) requests, then wait for each answer in turn."""
+        """Send (endpoint, kind, name, value) requests, then wait for each answer in turn. A send
+        barrier to a pserver with sends queued leaves in their batch."""
         self.prefetched = []
+        self.sender = sender
+        folded = {ep: self._send_queued(ep, barrier=True) for ep, kind, _, _ in items if kind == Kind.SEND_BARRIER}
         self.send_queued()
         pending = [
-            (endpoint, name, self._send(endpoint, kind, name, value, sender)) for endpoint, kind, name, value in items
+            (endpoint, name, folded.get(endpoint) or self._send(endpoint, kind, name, value, sender))
+            for endpoint, kind, name, value in items
         ]
         answers = []
         for endpoint, name, seq in pending:

@@ -142,7 +142,10 @@ class PServer:
                 self._refuse(identity, msg, str(e))
                 return
         if batch is not None:
-            self._on_batch(identity, msg, batch)
+            try:
+                self._on_batch(identity, msg, batch)
+            except _Refused as e:
+                self._refuse(identity, msg, str(e))
             return
         handler = {
             Kind.SEND: self._on_send,
@@ -175,21 +178,31 @@ class PServer:
 
     def _on_batch(self, identity: bytes, batch: Message, messages: list[Message]) -> None:
         """A trainer's sends to this pserver in one message: each is received as a SEND would be;
-        one answer, an error naming every send refused."""
+        one answer, an error naming every send refused. A SEND_BARRIER may end the batch: once the
+        sends are in, the batch waits at the barrier and its answer is the barrier's."""
         self._step_schedule()
         refused = []
-        for msg in messages:
+        barrier = messages[-1] if messages and messages[-1].kind == Kind.SEND_BARRIER else None
+        for msg in messages[:-1] if barrier else messages:
             try:
                 if msg.kind != Kind.SEND or msg.sender != batch.sender:
-                    raise _Refused(f"a SEND_BATCH holds SENDs of its sender; got {msg.describe()}")
+                    raise _Refused(
+                        f"a SEND_BATCH holds SENDs of its sender, then maybe its barrier; got {msg.describe()}"
+                    )
                 self._receive(msg)
             except _Refused as e:
                 log.error("pserver %s: refused %s: %s", self.endpoint, msg.describe(), e)
                 refused.append(f"{msg.name!r}: {e}")
-        reply = (
-            encode(Kind.ERROR, seq=batch.seq, text="; ".join(refused)) if refused else encode(Kind.ACK, seq=batch.seq)
-        )
-        self._reply(identity, reply)
+        if refused:
+            self._reply(identity, encode(Kind.ERROR, seq=batch.seq, text="; ".join(refused)))
+        elif barrier is not None:
+            if barrier.sender != batch.sender:
+                raise _Refused(
+                    f"a SEND_BATCH holds SENDs of its sender, then maybe its barrier; got {barrier.describe()}"
+                )
+            self._on_barrier(identity, Message(Kind.SEND_BARRIER, sender=batch.sender, seq=batch.seq))
+        else:
+            self._reply(identity, encode(Kind.ACK, seq=batch.seq))
 
     def _receive(self, msg: Message) -> None:
         var = self.vars.get(msg.name)
