@@ -13,6 +13,8 @@ Steps of `fuse_lookup_chains`:
   2. group them by table, op type and kernel arguments; a group of two or more becomes one step at its
      first lookup (where the ids and the table are there, and before any pool's reader), when no op
      between its first lookup and its last pool writes the table or any ids;
+  2b. the SUM sequence_pools that alone read outputs of one distributed_lookup_table (a parameter-
+     server trainer's lookup of every slot at once) become one step at the first of them, likewise;
   3. find the backward chains -- a SUM sequence_pool_grad whose X@GRAD only a sparse lookup grad op
      reads, whatever looked the rows up (a parameter-server trainer's distributed_lookup_table too) --
      and group them likewise; when a group's table gradients feed one `sum` that alone reads them,
@@ -91,6 +93,13 @@ def fuse_lookup_chains(steps: list, block) -> list:
     for group in _groups(forward, "lookup"):  # step 2
         if len(group) > 1 and _untouched(group, writers, [c.lookup for c in group], [c.pool for c in group]):
             _place(replace, [s for c in group for s in (c.lookup, c.pool)], _forward(group), at=0)
+    pools: dict[int, list] = defaultdict(list)  # step 2b: id(distributed lookup op) -> its pools
+    for s in steps:
+        if (maker := _pooled_rows(s, readers, writers)) is not None:
+            pools[maker].append(s)
+    for group in pools.values():
+        if len(group) > 1:
+            _place(replace, group, _pools_of_rows(group), at=0)
     backward = [c for s in steps if (c := _backward_chain(s, readers, step_of)) is not None]
     for group in _groups(backward, "lookup_grad"):  # step 3
         total = _sum_of_grads(group, readers, step_of) if len(group) > 1 else None
@@ -137,6 +146,20 @@ def _forward_chain(step, readers, step_of) -> _Forward | None:
         return None
     pool = step_of.get(id(pools[0]))  # None: read from another block
     return _Forward(step, pool) if pool is not None else None
+
+
+def _pooled_rows(step, readers, writers) -> int | None:
+    """id of the distributed_lookup_table op whose output only this SUM pool (and its grad op) reads."""
+    op = step.op
+    if op.type != "sequence_pool" or op.attrs.get("pooltype") != "SUM":
+        return None
+    rows = op.input("X")[0]
+    makers, uses = writers[rows], readers[rows]
+    if len(makers) != 1 or makers[0].type != "distributed_lookup_table" or makers[0].block is not op.block:
+        return None
+    if len(uses) > 2 or any(u is not op and u.type != "sequence_pool_grad" for u in uses):
+        return None
+    return id(makers[0])
 
 
 def _backward_chain(step, readers, step_of) -> _Backward | None:
@@ -249,6 +272,22 @@ def _forward(group: list[_Forward]) -> _FusedStep:
         return values
 
     return _FusedStep(fast, [group[0].table] + [c.ids for c in group], outs)
+
+
+def _pools_of_rows(group: list) -> _FusedStep:
+    """Each pool's Out from the looked-up rows it reads: a sequence of one row pools to that row."""
+    outs, with_index = [], []
+    for step in group:
+        index = step.op.output("MaxIndex")[:1]
+        outs += [step.op.output("Out")[0], *index]
+        with_index.append(bool(index))
+
+    def fast(xp, *rows):
+        if not _one_id_each(rows):
+            return None
+        return [v for r, index in zip(rows, with_index) for v in ([r.data, None] if index else [r.data])]
+
+    return _FusedStep(fast, [step.op.input("X")[0] for step in group], outs)
 
 
 def _backward(group: list[_Backward], total) -> _FusedStep:
