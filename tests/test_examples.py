@@ -47,16 +47,42 @@ def _job(cwd, *args):
     return out.stdout + out.stderr
 
 
-def _example(tmp_path, name, data_args):
-    """A copy of examples/NAME with 4 files of 2,500 generated click logs (10,000 samples)."""
+def _example(tmp_path, name, lines, data_args=()):
+    """A copy of examples/NAME with 2 files of LINES generated click logs whose counts are 3 times
+    their usual size (generate_data.py --count_scale): the signal the network learns first, so that
+    a few thousand samples reach the AUC 10,000 of the default data do. Two files: one per trainer,
+    and seed 000 starts a reader process per file and pass (40 in its 20 passes, not 80)."""
     where = tmp_path / name
     shutil.copytree(os.path.join(REPO, "examples", name), where, ignore=shutil.ignore_patterns("__pycache__"))
-    _job(where, os.path.join(REPO, "examples", "ctr_dnn", "generate_data.py"), "--lines", "2500", *data_args)
+    generate = os.path.join(REPO, "examples", "ctr_dnn", "generate_data.py")
+    _job(where, generate, "--files", "2", "--lines", str(lines), "--count_scale", "3", *data_args)
     return where
 
 
 def _worker_logs(log_dir):
     return [(log_dir / f).read_text() for f in sorted(os.listdir(log_dir)) if f.startswith("workerlog")]
+
+
+def test_count_scale_draws_the_counts_that_many_times_larger():
+    """generate_data.py's knob for the tests below: K times each column's mean count; K > 0."""
+    import importlib.util
+
+    import numpy as np
+
+    spec = importlib.util.spec_from_file_location("gen", os.path.join(REPO, "examples", "ctr_dnn", "generate_data.py"))
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+
+    def counts(lines):
+        rows = [line.split("\t")[1:14] for line in lines]
+        return np.array([[float(v) if v else np.nan for v in row] for row in rows])
+
+    plain = list(gen.ClickModel(0).lines(np.random.default_rng(1), 2000))
+    scaled = list(gen.ClickModel(0, 3.0).lines(np.random.default_rng(1), 2000))
+    ratio = np.nanmean(counts(scaled), axis=0) / np.nanmean(counts(plain), axis=0)
+    np.testing.assert_allclose(ratio, 3.0, rtol=0.1)
+    with pytest.raises(ValueError, match="count_scale must be positive; expected > 0, got 0"):
+        gen.ClickModel(0, 0)
 
 
 # seed 000 states its strategy as `strategy.a_sync = True`; its other modes are that line rewritten
@@ -71,7 +97,7 @@ STRATEGY_LINES = {
 def test_seed_000_ctr_dnn_reaches_an_auc_over_0_7(tmp_path, how):
     """Seed 000's train.py, imports changed only: 20 passes over the data, 10 dataset threads; AUC
     as its fetch_info prints it last (over every batch of the run, the early ones included)."""
-    where = _example(tmp_path, "ctr_dnn", [])
+    where = _example(tmp_path, "ctr_dnn", 2000)
     if how == "local":
         output = _job(where, "train.py", "--is_local", "1")
         aucs = [float(re.findall(r"auc: ([0-9.]+)", output)[-1])]
@@ -93,11 +119,11 @@ def test_seed_002_wide_and_deep_reaches_an_auc_over_0_7(tmp_path, mode):
     """Seed 002's parameter-server quick start on one pserver and two workers, each reading every
     file through its non-iterable DataLoader; learning rate 0.1 (the seed's 0.0001 needs far more
     data than a test can read: see the example's README)."""
-    where = _example(tmp_path, "wide_deep", ["--out", "data"])
+    where = _example(tmp_path, "wide_deep", 2500, ["--out", "data"])
     cmd = ["-m", "fleetgraph.distributed.launch", "--server_num", "1", "--worker_num", "2", "train.py"]
     _job(where, *cmd, "--mode", mode, "--lr", "0.1")
     logs = _worker_logs(where / "log")
-    assert len(logs) == 2 and all(log.count("TRAIN ---> pass: 0") == 1000 for log in logs)  # 10,000 samples each
+    assert len(logs) == 2 and all(log.count("TRAIN ---> pass: 0") == 500 for log in logs)  # 5,000 samples each
     aucs = {float(re.search(r"AUC of the job: ([0-9.]+)", log).group(1)) for log in logs}
     assert len(aucs) == 1 and aucs.pop() > 0.70  # both workers print the job's AUC over both
 

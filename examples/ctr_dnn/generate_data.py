@@ -6,7 +6,11 @@ click probability is a logistic function of four counts and of a hidden weight o
 eight of the categorical columns (values drawn with a Zipf-like skew, as real categories are), so a
 model that learns embeddings of those values and a few of the counts reaches an AUC well above 0.5.
 
-    python generate_data.py [--files 4] [--lines 5000] [--out raw_data] [--seed 0]
+    python generate_data.py [--files 4] [--lines 5000] [--out raw_data] [--seed 0] [--count_scale 1]
+
+`--count_scale K` draws every count K times its usual size: larger inputs after the reader's scaling,
+and the counts' part of the click logit sqrt(K) times as strong, which the network learns in far
+fewer steps (at K = 3, 4,000 samples reach the AUC that 10,000 give at K = 1: tests/test_examples.py).
 """
 
 import argparse
@@ -29,13 +33,17 @@ def parse_args():
     p.add_argument("--lines", type=int, default=5000, help="lines per file")
     p.add_argument("--out", default="raw_data")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--count_scale", type=float, default=1.0, help="counts K times their usual size")
     return p.parse_args()
 
 
 class ClickModel:
     """The hidden truth: a weight per value of the informative columns, and of three counts."""
 
-    def __init__(self, seed: int) -> None:
+    def __init__(self, seed: int, count_scale: float = 1.0) -> None:
+        if count_scale <= 0:
+            raise ValueError(f"generate_data: count_scale must be positive; expected > 0, got {count_scale}")
+        self.lam = [count_scale * lam for lam in LAMBDA]
         rng = np.random.default_rng(seed)
         self.weights = [rng.normal(0, 1.0, size=v) if j in INFORMATIVE else np.zeros(v) for j, v in enumerate(VOCAB)]
         self.popularity = [1.0 / np.arange(1, v + 1) ** 0.8 for v in VOCAB]
@@ -43,7 +51,7 @@ class ClickModel:
         self.names = [[f"{zlib.crc32(f'{j}:{k}'.encode()):08x}" for k in range(v)] for j, v in enumerate(VOCAB)]
 
     def lines(self, rng: np.random.Generator, n: int):
-        counts = rng.poisson(lam=LAMBDA, size=(n, DENSE))
+        counts = rng.poisson(lam=self.lam, size=(n, DENSE))
         values = np.stack([rng.choice(v, size=n, p=p) for v, p in zip(VOCAB, self.popularity)], axis=1)
         logit = sum(self.weights[j][values[:, j]] for j in INFORMATIVE) * 1.2
         scaled = counts / np.asarray(SCALE)  # as the reader scales them (criteo_reader.py)
@@ -59,7 +67,7 @@ class ClickModel:
 def main() -> None:
     args = parse_args()
     os.makedirs(args.out, exist_ok=True)
-    model, rng = ClickModel(args.seed), np.random.default_rng(args.seed + 1)
+    model, rng = ClickModel(args.seed, args.count_scale), np.random.default_rng(args.seed + 1)
     for f in range(args.files):
         with open(os.path.join(args.out, f"part-{f}"), "w") as out:
             out.writelines(line + "\n" for line in model.lines(rng, args.lines))
