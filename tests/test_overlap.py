@@ -78,6 +78,9 @@ def test_synchronous_all_reduces_and_overlap_turned_off_leave_the_plan_as_the_pr
         if op.type == "c_allreduce_sum":
             op.attrs["use_calc_stream"] = True  # Paddle's spelling for "on the compute stream": in place
     assert _plan_lines(program) == ops
+    small, _, _ = build("mlp", 11, hidden=(32,))  # every gradient under ASYNC_MIN_BYTES: the ring runs them at once
+    small = insert_allreduce(small, nranks=2)
+    assert _plan_lines(small) == [op.type for op in small.global_block().ops]
     program, _ = _trainer_program()
     monkeypatch.setenv(overlap.ENV, "0")
     assert _plan_lines(program) == ops

@@ -15,8 +15,8 @@ steps are, by `overlap_allreduce(steps)`:
      synchronous op does, right before the first later step that reads or writes any of those
      variables (the transpiler's `c_sync_comm_stream` before the optimizer), or at the end; where
      only communication ops would run in between (the last bucket of backward), nothing could
-     overlap: the step stays as it was.
-The ring itself runs a small all-reduce at once when its thread is idle (ring.ASYNC_MIN_BYTES).
+     overlap: the step stays as it was, as does an all-reduce of fewer than ring.ASYNC_MIN_BYTES
+     declared bytes while no earlier one is in flight (the ring would run it at once anyway).
 A wait step carries its all-reduce's op, so an error in the all-reduce names that op and variable.
 """
 
@@ -24,7 +24,11 @@ from __future__ import annotations
 
 import os
 
+import numpy as np
+
 from ..ir import FleetgraphError
+from ..ops._common import prod
+from .comm.ring import ASYNC_MIN_BYTES
 
 ENV = "FLEETGRAPH_OVERLAP_ALLREDUCE"
 _FUTURE = "@ALLREDUCE_FUTURE@"  # '@' starts no variable name a program can declare
@@ -47,12 +51,16 @@ def overlap_allreduce(steps: list) -> list:
         return steps
     waits: dict[int, list] = {}
     out = list(steps)
+    busy_until = -1  # the thread has started work until the wait at this step
     for i in starts:
         step = steps[i]
         names = _aliases(steps[:i], step.ins[0])  # step 2
         at = next((j for j in range(i + 1, len(steps)) if names & _touched(steps[j])), len(steps))
         if all(s.op.type in _COMM_OPS for s in steps[i + 1 : at]):
             continue
+        if busy_until <= i and _static_nbytes(step) < ASYNC_MIN_BYTES:
+            continue  # the ring would run it at once anyway: save the future's cost
+        busy_until = max(busy_until, at)
         future = f"{_FUTURE}{step.index}"
         out[i] = _Start(step, future)  # step 3
         waits.setdefault(at, []).append(_Wait(step, future))  # step 4
@@ -61,6 +69,14 @@ def overlap_allreduce(steps: list) -> list:
         result += waits.get(j, [])
         result.append(step)
     return result + waits.get(len(steps), [])
+
+
+def _static_nbytes(step) -> float:
+    """The declared size of the variable a step all-reduces (infinite where a dim is unknown)."""
+    var = step.op.block._find_var_recursive(step.ins[0])
+    if var is None or any(d < 0 for d in var.shape):
+        return float("inf")
+    return prod(var.shape) * np.dtype(var.dtype).itemsize
 
 
 _COMM_OPS = frozenset({"c_allreduce_sum", "c_sync_calc_stream", "c_sync_comm_stream", "c_broadcast"})
