@@ -168,9 +168,11 @@ def test_seed_004_sparse_embedding_trains_from_a_dataset_in_every_strategy(tmp_p
         losses = [float(v) for v in re.findall(r"loss: ([0-9.e+-]+)", results[worker][1])]
         # 4 epochs of its 2 files x 400 samples: 50 batches of 16 each, every 5th printed
         assert len(losses) == 4 * 50 // 5, results[worker][1][-2000:]
-        # from ln 2 (0.69) to about 0.35 in every strategy; which samples make up a batch varies with the
-        # reader threads, so the last losses spread around 0.35 and the bound leaves room
-        assert np.mean(losses[-3:]) < 0.6 * np.mean(losses[:3]), (strategy, worker, losses)
+        # from ln 2 (0.69) down in every strategy; which samples make up a batch varies with the reader
+        # threads, and with it how far 4 epochs get: over ten sync jobs the last epoch's ten printed
+        # losses averaged 0.40 to 0.61 of the first three (the bound was 0.6 of the last three: it failed
+        # about one job in ten)
+        assert np.mean(losses[-10:]) < 0.75 * np.mean(losses[:3]), (strategy, worker, losses)
 
 
 def test_collective_job_equals_one_process(tmp_path):
