@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
 import statistics
 import subprocess
 import sys
 import time
+
+from local_jobs import endpoints as local_endpoints
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
@@ -99,19 +100,8 @@ def worker(rank: int, endpoints: list[str], hidden: tuple, batch: int, samples: 
     exe.close()
 
 
-def _free_ports(n: int) -> list[int]:
-    sockets = [socket.socket() for _ in range(n)]
-    try:
-        for s in sockets:
-            s.bind(("127.0.0.1", 0))
-        return [s.getsockname()[1] for s in sockets]
-    finally:
-        for s in sockets:
-            s.close()
-
-
 def run_pair(hidden: tuple, batch: int, fuse_mb: float, args) -> list[str]:
-    endpoints = ",".join(f"127.0.0.1:{p}" for p in _free_ports(2))
+    endpoints = ",".join(local_endpoints(2))
     env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
     common = ["--endpoints", endpoints, "--hidden", ",".join(map(str, hidden)), "--batch", str(batch)]
     common += ["--samples", str(args.samples), "--steps", str(args.steps), "--fuse_mb", str(fuse_mb)]
