@@ -230,14 +230,19 @@ def _prefetch_hint(plan, program: Program):
 
     client = process_comm().ps_client()
 
+    tables = []  # per lookup: its ids' names, the table's height and (names, endpoints, sections, width, dtype)
+    for step in lookups:
+        kw, w = step.kwargs, step.op.block._find_var_recursive(step.op.input("W")[0])
+        if w is not None:
+            where = (kw["table_names"], kw["endpoints"], kw["height_sections"])
+            tables.append((step.op.input("Ids"), int(sum(kw["height_sections"])), where, w.shape[1], w.dtype))
+
     def hint(feed: dict) -> None:
-        for step in lookups:
-            names, kw = step.op.input("Ids"), step.kwargs
-            if all(n in feed for n in names) and (w := step.op.block._find_var_recursive(step.op.input("W")[0])):
-                ids = distinct_ids([feed[n] for n in names], int(sum(kw["height_sections"])))
+        for names, height, where, width, dtype in tables:
+            if all(n in feed for n in names):
+                ids = distinct_ids([feed[n] for n in names], height)
                 if ids is not None:
-                    args = (kw["table_names"], kw["endpoints"], kw["height_sections"], ids, w.shape[1], w.dtype)
-                    client.hint_prefetch(*args)
+                    client.hint_prefetch(*where, ids, width, dtype)
 
     return hint
 
