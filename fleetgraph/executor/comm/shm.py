@@ -24,11 +24,21 @@ only between A and B, after every other rank reached A and so finished step 5 of
 piece.
 Every rank computes its chunk's sum in the same order, so all ranks end with bit-identical results.
 
-`attach` decides, with every rank, whether the ring can use shared memory: rank 0 draws a nonce,
-every rank creates its segment under a name made of it, then opens its peers' and checks their
-headers; only when every rank succeeded at both do they switch. Every rank unlinks every rank's
-segment file once all have mapped them (or the set-up failed), so nothing is left in /dev/shm
-however the processes end, unless every one of them dies during the set-up itself.
+`attach` decides, with every rank, whether the ring can use shared memory:
+  1. every rank creates its segment (O_EXCL, mode 0600) under a name with _TOKEN_BYTES of its own
+     random bytes, drawing again if the name is taken, so no other user can guess one name from
+     another and create it first;
+  2. the ranks exchange the names over the ring's own connections (an all-gather; a job secret
+     authenticates them), never through anything another user can see in /dev/shm;
+  3. every rank opens its peers' segments without following links and trusts one only when it is
+     a regular file of this effective uid, with no group or other permissions, of the expected
+     size and with the expected header (`_untrusted`);
+  4. only when every rank succeeded at all this do they switch (`_all`). A rank that finds a
+     peer's file missing takes it to be on another host and falls back to TCP quietly; any other
+     failure is a warning on "fleetgraph.comm" naming the rank and the check.
+Every rank unlinks every segment file it knows of once all have mapped them (or the set-up
+failed), so nothing is left in /dev/shm however the processes end, unless every one of them dies
+during the set-up itself.
 """
 
 from __future__ import annotations
@@ -38,6 +48,7 @@ import errno
 import logging
 import mmap
 import os
+import stat
 import struct
 import sys
 import time
@@ -58,8 +69,13 @@ log = logging.getLogger("fleetgraph.comm")
 SEGMENT_BYTES = 2 << 20
 SHM_DIR = "/dev/shm"
 # A segment: a header page, then the input and the output half.
-_HEADER = struct.Struct("<16s8sqq")  # magic, nonce, rank, SEGMENT_BYTES
-_MAGIC = b"fleetgraph-shm-2"
+_HEADER = struct.Struct("<16s16sqq")  # magic, token (the random part of the name), rank, SEGMENT_BYTES
+_HEADER_FIELDS = ("magic", "token", "rank", "SEGMENT_BYTES")
+_MAGIC = b"fleetgraph-shm-3"
+_TOKEN_BYTES = 16
+# Random names a rank draws before it gives up on its segment: a name taken by chance is a 2^-128
+# event, so a few draws are plenty, and names taken again and again say that something is wrong.
+_CREATE_TRIES = 3
 _SEM_OFFSET, _SEM_BYTES = 64, 64  # the rank's semaphore (sem_t is 32 bytes with glibc and musl)
 _WHAT_BYTES = 48
 _RECORD = struct.Struct(f"<qq{_WHAT_BYTES}s")  # where the rank is: gate count, operation, what it runs
@@ -77,33 +93,82 @@ def available() -> bool:
 
 def attach(ring, wanted: bool = True) -> SharedMemory | None:
     """A SharedMemory for `ring` when all its ranks share this host and want it, else None. Every
-    rank of the ring must call it at the same point: it runs a broadcast and two all-reduces over
-    the ring, so all ranks come to the same answer, even when only some of them want shared memory
+    rank of the ring must call it at the same point: it runs two all-reduces over the ring, so all
+    ranks come to the same answer, even when only some of them want shared memory
     (FLEETGRAPH_RING_TRANSPORT=tcp) or can create their segment."""
-    nonce = np.frombuffer(os.urandom(8), np.uint8).copy() if ring.rank == 0 else np.zeros(8, np.uint8)
-    nonce = bytes(ring.broadcast(nonce, root=0, name="shared memory set-up"))
-    prefix = f"fleetgraph-{nonce.hex()}-{ring.ring_id}"
-    own = _Segment.create(prefix, nonce, ring.rank, ring) if wanted and available() else None
-    segments: list[_Segment | None] = []
+    own = _Segment.create(ring) if wanted and available() else None  # step 1
+    tokens: list[bytes | None] = [None] * ring.nranks
+    tokens[ring.rank] = None if own is None else own.token
+    segments = None
     try:
-        if _all(ring, own is not None):
-            segments = [own if r == ring.rank else _Segment.open(prefix, nonce, r) for r in range(ring.nranks)]
-        everyone_attached = _all(ring, len(segments) == ring.nranks and all(segments))
+        tokens = _all_gather_tokens(ring, tokens[ring.rank])  # step 2
+        if all(token is not None for token in tokens):
+            segments = _map_peers(ring, own, tokens)  # step 3
+        everyone_attached = _all(ring, segments is not None)  # step 4
     finally:  # every rank has mapped the files, or the set-up failed: unlink them all
-        for r in range(ring.nranks):
-            _unlink(_path(prefix, r))
+        for r, token in enumerate(tokens):
+            if token is not None:
+                _unlink(_path(ring.ring_id, r, token))
     return SharedMemory(ring, segments) if everyone_attached else None
 
 
-def _path(prefix: str, rank: int) -> str:
-    return os.path.join(SHM_DIR, f"{prefix}-{rank}")
+def _all_gather_tokens(ring, token: bytes | None) -> list[bytes | None]:
+    """Every rank's token, None for a rank without a segment: each rank fills only its own row
+    of an all-reduce, so the sum is every row as its rank wrote it."""
+    rows = np.zeros((ring.nranks, 1 + _TOKEN_BYTES), np.uint8)
+    if token is not None:
+        rows[ring.rank, 0], rows[ring.rank, 1:] = 1, np.frombuffer(token, np.uint8)
+    rows = ring.allreduce(rows, name="shared memory set-up")
+    return [bytes(row[1:]) if row[0] == 1 else None for row in rows]
+
+
+def _map_peers(ring, own: _Segment, tokens: list[bytes]) -> list[_Segment] | None:
+    """Every rank's segment, mapped here, or None when one is on another host (quietly) or not
+    to be trusted (with a warning naming it and why)."""
+    segments = []
+    for r, token in enumerate(tokens):
+        if r == ring.rank:
+            segments.append(own)
+            continue
+        path = _path(ring.ring_id, r, token)
+        try:
+            segment = _Segment.open(path, token, r)
+        except _Refused as e:
+            return _cannot(ring, f"rank {r}'s segment {path}: {e}")
+        if segment is None:
+            log.debug("ring %d, rank %d: no %s here: rank %d runs on another host", ring.ring_id, ring.rank, path, r)
+            return None
+        segments.append(segment)
+    return segments
+
+
+def _path(ring_id: int, rank: int, token: bytes) -> str:
+    return os.path.join(SHM_DIR, f"fleetgraph-{ring_id}-{rank}-{token.hex()}")
 
 
 def _unlink(path: str) -> None:
     try:
         os.unlink(path)
-    except FileNotFoundError:
+    except OSError:  # gone already, or (sticky /dev/shm) not ours to remove
         pass
+
+
+class _Refused(Exception):
+    """A peer's segment file is not one this rank can trust; the message says which check failed."""
+
+
+def _untrusted(st: os.stat_result) -> str | None:
+    """Why a segment file, as fstat describes it, may have been made or changed by another user
+    than this one, or is not a segment, or None."""
+    if not stat.S_ISREG(st.st_mode):
+        return f"file type; expected a regular file, got {stat.filemode(st.st_mode)}"
+    if st.st_uid != os.geteuid():
+        return f"owner; expected uid {os.geteuid()} (this process's effective uid), got uid {st.st_uid}"
+    if st.st_mode & 0o077:
+        return f"mode; expected no group or other permissions (0600), got {stat.S_IMODE(st.st_mode):04o}"
+    if st.st_size != _file_bytes():
+        return f"size; expected {_file_bytes()} bytes, got {st.st_size}"
+    return None
 
 
 def _file_bytes() -> int:
@@ -158,19 +223,31 @@ class _Segment:
     under it) must keep the memory mapped; `_semaphore`, a ctypes view of the mapping held as
     long as the segment lives, guarantees that."""
 
-    def __init__(self, mapping: mmap.mmap) -> None:
-        self.mapping = mapping
+    def __init__(self, mapping: mmap.mmap, token: bytes) -> None:
+        self.mapping, self.token = mapping, token
         self._semaphore = ctypes.c_char.from_buffer(mapping, _SEM_OFFSET)
         self.semaphore = ctypes.addressof(self._semaphore)
 
     @classmethod
-    def create(cls, prefix: str, nonce: bytes, rank: int, ring) -> _Segment | None:
-        """This rank's segment, or None (saying why in a warning) where it cannot be made."""
-        path = _path(prefix, rank)
-        try:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
-        except OSError as e:
-            return _cannot(ring, f"cannot create {path}: {e}")
+    def create(cls, ring) -> _Segment | None:
+        """This rank's segment under a fresh random name, or None (saying why in a warning) where
+        it cannot be made."""
+        for _ in range(_CREATE_TRIES):
+            token = os.urandom(_TOKEN_BYTES)
+            path = _path(ring.ring_id, ring.rank, token)
+            try:
+                fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)  # EXCL: never through a link
+                break
+            except FileExistsError:
+                continue
+            except OSError as e:
+                return _cannot(ring, f"cannot create {path}: {e}")
+        else:
+            return _cannot(
+                ring,
+                f"cannot create a segment in {SHM_DIR}: {_CREATE_TRIES} random names in a row were taken (the last "
+                f"{path}); hint: another process creates files there under names it should not know",
+            )
         try:
             os.posix_fallocate(fd, 0, _file_bytes())  # no SIGBUS later on a full /dev/shm
             mapping = mmap.mmap(fd, _file_bytes())
@@ -179,33 +256,41 @@ class _Segment:
             return _cannot(ring, f"cannot reserve {_file_bytes() >> 20} MiB in {SHM_DIR}: {e}")
         finally:
             os.close(fd)
-        segment = cls(mapping)
+        segment = cls(mapping, token)
         if _semaphores().init(segment.semaphore, 1, 0) != 0:  # shared between processes, count 0
             _unlink(path)
             return _cannot(ring, f"sem_init: {os.strerror(ctypes.get_errno())}")
-        mapping[: _HEADER.size] = _HEADER.pack(_MAGIC, nonce, rank, SEGMENT_BYTES)
+        mapping[: _HEADER.size] = _HEADER.pack(_MAGIC, token, ring.rank, SEGMENT_BYTES)
         return segment
 
     @classmethod
-    def open(cls, prefix: str, nonce: bytes, rank: int) -> _Segment | None:
-        """Rank `rank`'s segment, or None where it is not on this host (or not what it should be)."""
-        path = _path(prefix, rank)
+    def open(cls, path: str, token: bytes, rank: int) -> _Segment | None:
+        """Rank `rank`'s segment at `path`, or None where there is no such file (the rank is on
+        another host); raises _Refused where the file is there but not to be trusted."""
         try:
-            fd = os.open(path, os.O_RDWR)
-        except OSError:
+            fd = os.open(path, os.O_RDWR | os.O_NOFOLLOW)
+        except FileNotFoundError:
             return None
+        except OSError as e:
+            if e.errno == errno.ELOOP:
+                raise _Refused("file type; expected a regular file, got a symbolic link") from None
+            raise _Refused(f"cannot open it: {e.strerror}") from None
         try:
-            if os.fstat(fd).st_size != _file_bytes():
-                return None
+            why = _untrusted(os.fstat(fd))
+            if why is not None:
+                raise _Refused(why)
             mapping = mmap.mmap(fd, _file_bytes())
-        except OSError:
-            return None
+        except OSError as e:
+            raise _Refused(f"cannot map it: {e.strerror}") from None
         finally:
             os.close(fd)
-        if _HEADER.unpack_from(mapping) != (_MAGIC, nonce, rank, SEGMENT_BYTES):
-            mapping.close()
-            return None
-        return cls(mapping)
+        header = _HEADER.unpack_from(mapping)
+        for field, expected, got in zip(_HEADER_FIELDS, (_MAGIC, token, rank, SEGMENT_BYTES), header):
+            if got != expected:
+                mapping.close()
+                shown = (expected.hex(), got.hex()) if field == "token" else (repr(expected), repr(got))
+                raise _Refused(f"header {field}; expected {shown[0]}, got {shown[1]}")
+        return cls(mapping, token)
 
     def halves(self, dtype: np.dtype) -> tuple[np.ndarray, np.ndarray]:
         """The input and the output half as flat arrays of `dtype`."""
