@@ -84,16 +84,14 @@ def load_vars(executor, dirname, main_program=None, vars=None, predicate=None, f
     settled = {}
     for var in chosen:
         if var.name not in arrays and var.name + "@IDS" in arrays:
+            if var.name + "@ROWS" not in arrays:
+                raise checkpoint.CheckpointError(f"load {path}: {var.name!r} has @IDS but no @ROWS; expected both")
             settled[var.name] = _with_rows(scope, var, arrays[var.name + "@IDS"], arrays[var.name + "@ROWS"], path)
             continue
         if var.name not in arrays:
-            raise FleetgraphError(f"load {path}: variable {var.name!r} is not in the file")
-        value = arrays[var.name]
-        if len(value.shape) != len(var.shape) or any(d >= 0 and d != s for d, s in zip(var.shape, value.shape)):
-            raise FleetgraphError(
-                f"load {path}: {var.name!r} expected shape {list(var.shape)}, got {list(value.shape)}"
-            )
-        settled[var.name] = value
+            raise checkpoint.CheckpointError(f"load {path}: variable {var.name!r} is not in the file")
+        checkpoint.check_value(f"load {path}", repr(var.name), arrays[var.name], var.shape, var.dtype)
+        settled[var.name] = arrays[var.name]
     scope.vars.update(settled)
 
 
@@ -105,14 +103,16 @@ def _with_rows(scope: Scope, var: Variable, ids: np.ndarray, rows: np.ndarray, p
             f"load {path}: {var.name!r} was saved as a table's rows; run the startup program first, so that "
             "the rows not saved keep their initial values"
         )
+    checkpoint.check_value(f"load {path}", repr(var.name + "@ROWS"), rows, (-1, table.shape[1]), table.dtype)
     if (
         ids.ndim != 1
+        or ids.dtype.kind not in "iu"
         or rows.shape != (len(ids), table.shape[1])
         or (len(ids) and not 0 <= ids.min() <= ids.max() < len(table))
     ):
-        raise FleetgraphError(
-            f"load {path}: {var.name!r} has ids {list(ids.shape)} and rows {list(rows.shape)}; expected ids in "
-            f"[0, {len(table)}) and rows [n, {table.shape[1]}]"
+        raise checkpoint.CheckpointError(
+            f"load {path}: {var.name!r} has ids {list(ids.shape)} {ids.dtype} and rows {list(rows.shape)}; "
+            f"expected integer ids in [0, {len(table)}) and rows [n, {table.shape[1]}]"
         )
     table = table.copy()
     table[ids] = rows

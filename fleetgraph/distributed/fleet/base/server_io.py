@@ -14,7 +14,7 @@ Steps of `gather_pserver_state` (trainer 0, `fleet.save_persistables`):
 Steps of `load_server_persistables` (`fleet.init_server(dirname)`):
   1. the same map for this pserver's variables;
   2. check every value the directory has for them (the checkpoint's manifest and checksums, then
-     each shape) before any is set, so nothing loads partly;
+     each dtype and shape, as a single process's load does) before any is set, so nothing loads partly;
   3. set them, cut to the rows this pserver holds: a table creates the rows of its ids, and a table's
      optimizer state follows its table (one index, as the optimizer makes it);
   4. a parameter the directory lacks is an error; other state (optimizer accumulators, the learning
@@ -104,13 +104,9 @@ def load_server_persistables(
                 missing.append(f"{origin!r} (for {var.name!r})")
             continue
         value = arrays[origin]
-        if block is not None and block.split:
+        if block is not None and block.split and value.ndim:
             value = value[block.offset : block.offset + block.rows]
-        if tuple(value.shape) != tuple(var.shape):
-            raise FleetgraphError(
-                f"init_server: {path}: {origin!r} gives {var.name!r} shape {list(value.shape)}; "
-                f"expected {list(var.shape)}"
-            )
+        checkpoint.check_value(f"init_server: {path}", f"{origin!r} (for {var.name!r})", value, var.shape, var.dtype)
         settled.append((var.name, value))
     if missing:
         raise FleetgraphError(f"init_server: {path} has no saved value for parameter {', '.join(missing)}")
@@ -138,15 +134,19 @@ def _table_rows(arrays, origin: str, block: VarBlock | None, current, path: str)
             f"init_server: {path}: {origin!r} was saved as a table's rows; expected this pserver to hold it as a "
             f"table, got {type(current).__name__} (run the pserver's startup program first)"
         )
+    if origin + "@ROWS" not in arrays:
+        raise checkpoint.CheckpointError(f"init_server: {path}: {origin!r} has @IDS but no @ROWS; expected both")
     ids, rows = arrays[origin + "@IDS"], arrays[origin + "@ROWS"]
-    if ids.ndim != 1 or rows.shape != (len(ids), current.width):
-        raise FleetgraphError(
-            f"init_server: {path}: {origin!r} has ids {list(ids.shape)} and rows {list(rows.shape)}; "
-            f"expected [n] and [n, {current.width}]"
+    label = repr(origin + "@ROWS")
+    checkpoint.check_value(f"init_server: {path}", label, rows, (-1, current.width), current.dtype)
+    if ids.ndim != 1 or ids.dtype.kind not in "iu" or len(rows) != len(ids):
+        raise checkpoint.CheckpointError(
+            f"init_server: {path}: {origin!r} has ids {list(ids.shape)} {ids.dtype} and rows {list(rows.shape)}; "
+            f"expected integer ids [n] and rows [n, {current.width}]"
         )
     lo = current.offset
     mine = (ids >= lo) & (ids < lo + current.height)
-    return ids[mine] - lo, rows[mine].astype(current.dtype, copy=False)
+    return ids[mine] - lo, rows[mine]
 
 
 def _restore_rows(table: SparseTable, ids: np.ndarray, rows: np.ndarray, leader: SparseTable | None) -> None:
