@@ -76,6 +76,11 @@ def fit_a_line_steps_per_s(batch: int = 20, steps: int = 1000) -> float:
 
 
 def mlp_steps_per_s(batch: int = 128, steps: int = 30) -> float:
+    return _steps_per_s(*mlp_program(batch), steps)
+
+
+def mlp_program(batch: int = 128):
+    """The 784-512-512-10 MLP with Adam: main, startup, a feed of `batch` rows, the loss."""
     main, startup = _programs()
     with paddle.static.program_guard(main, startup):
         image = paddle.static.data(name="image", shape=[None, 784], dtype="float32")
@@ -90,7 +95,7 @@ def mlp_steps_per_s(batch: int = 128, steps: int = 30) -> float:
         "image": rng.normal(size=(batch, 784)).astype("float32"),
         "label": rng.integers(0, 10, size=(batch, 1)).astype("int64"),
     }
-    return _steps_per_s(main, startup, feed, loss, steps)
+    return main, startup, feed, loss
 
 
 def _steps_per_s(main, startup, feed, loss, steps) -> float:

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..executor.comm.security import SECRET_ENV
+from ..executor.native import THREAD_POOL_VARS
 from ..ir.endpoints import endpoint_problem, host_problem, is_loopback
 from .launch_utils import STOP_SIGNALS, LaunchError, ProcSpec, Supervisor, env_table, grace_seconds, log
 
@@ -134,9 +135,6 @@ def make_plan(args: argparse.Namespace, *, ps_launcher: bool = False) -> Plan:
         )
     _share_cores(plan.local)
     return plan
-
-
-THREAD_POOL_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
 
 def _share_cores(local: list[ProcSpec]) -> None:

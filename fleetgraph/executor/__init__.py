@@ -1,11 +1,12 @@
 """The runtime: Executor, Scope and places (CPU with NumPy kernels)."""
 
 from .executor import Executor, check_feed
-from .native import tune_allocator
+from .native import tune_allocator, tune_blas_threads
 from .place import CPUPlace, CUDAPlace, Place
 from .rng import seed
 from .scope import Scope, global_scope, scope_guard
 
 tune_allocator()
+tune_blas_threads()
 
 __all__ = ["CPUPlace", "CUDAPlace", "Executor", "Place", "Scope", "check_feed", "global_scope", "scope_guard", "seed"]

@@ -6,6 +6,13 @@ on free: a 784-512-512-10 MLP at batch 256 spent a third of its step in page fau
 157 with the thresholds below), and two threads allocating at once serialize on the process's
 memory map. `tune_allocator` raises the mmap threshold to 32 MiB and keeps up to 64 MiB of freed
 heap for reuse, once per process, unless the user set glibc's MALLOC_* variables.
+
+The BLAS library starts a pool as wide as the host, whose threads spin while they wait: on two
+cores shared with other work, a 784-512-512-10 MLP step ran at half the speed or less with two BLAS
+threads than with one (medians; alone on a quiet host two were up to 1.5 times faster; see
+bench/blas_threads.py). `tune_blas_threads` holds the pool to BLAS_THREADS unless OMP_NUM_THREADS,
+OPENBLAS_NUM_THREADS or MKL_NUM_THREADS is set: the user's setting, or the launcher's share of the
+cores for each of a host's processes, which the library read when it loaded.
 """
 
 from __future__ import annotations
@@ -17,6 +24,8 @@ import os
 MMAP_THRESHOLD = 32 << 20
 TRIM_THRESHOLD = 64 << 20
 MALLOC_ARENAS = 2
+BLAS_THREADS = 1
+THREAD_POOL_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD, _M_ARENA_MAX = -1, -3, -8  # glibc's mallopt parameters
 
 _tuned = False
@@ -40,6 +49,21 @@ def tune_allocator() -> None:
         _mallopt(_M_TRIM_THRESHOLD, TRIM_THRESHOLD)
 
 
+def tune_blas_threads() -> None:
+    """Once per process, at import; `one_blas_thread_each` and threadpoolctl can change it later."""
+    if not any(name in os.environ for name in THREAD_POOL_VARS):
+        _blas_controller().limit(limits=BLAS_THREADS, user_api="blas")  # kept for the process's life
+
+
+def _blas_controller():
+    global _controller
+    if _controller is None:  # finding the loaded libraries costs a millisecond: once per process
+        from threadpoolctl import ThreadpoolController
+
+        _controller = ThreadpoolController()
+    return _controller
+
+
 def few_malloc_arenas() -> None:
     """glibc gives each new thread an allocation arena of its own (up to 8 per core), and buffers a
     thread freed stay in its arena: ten training threads grew a GEO trainer from 320 to 570 MB. At most
@@ -51,14 +75,9 @@ def few_malloc_arenas() -> None:
 def one_blas_thread_each(limit: bool):
     """With several threads computing, the BLAS library runs each product on one core: a pool of its
     own per product would only fight the threads for cores."""
-    global _controller
     if not limit:
         yield
         return
     few_malloc_arenas()
-    if _controller is None:  # finding the loaded libraries costs a millisecond: once per process
-        from threadpoolctl import ThreadpoolController
-
-        _controller = ThreadpoolController()
-    with _controller.limit(limits=1, user_api="blas"):
+    with _blas_controller().limit(limits=1, user_api="blas"):
         yield
