@@ -15,6 +15,11 @@ throwaway virtual environment (2.6.2 needs protobuf<5 and numpy<2), never as a d
 The data: --samples lines of MultiSlot text in 4 files (13 dense values, 26 slots of one id each
 drawn from 1,000,000 distinct ids among 10,000,001, a label), read by pipe_command "cat". Runs of
 the two frameworks alternate configuration by configuration, so the machine's load falls on both.
+Every process of both frameworks runs with the math-library threads fleetgraph gives its own:
+OMP_NUM_THREADS, OPENBLAS_NUM_THREADS and MKL_NUM_THREADS set, unless they are set already, to the
+executor's default (1) for a lone process and to each process's share of the cores (the cores over
+the job's 4 processes, at least 1: what fleetgraph's launcher sets and Paddle's does not) for a
+parameter-server job. Each job reports the values it ran with.
 """
 
 from __future__ import annotations
@@ -31,10 +36,14 @@ import time
 
 import numpy as np
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from fleetgraph.executor.native import BLAS_THREADS, THREAD_POOL_VARS  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 JOB = os.path.join(HERE, "ctr_job.py")
 DIM, DISTINCT_IDS = 10_000_001, 1_000_000
+PS_PROCESSES = 4  # 2 pservers and 2 trainers on this host
 JOB_TIMEOUT_S = 900
 
 
@@ -69,14 +78,38 @@ def run_local(python: str, framework: str, how: str, data: str, threads: int) ->
     cmd = [python, JOB, "--framework", framework, "--how", how, "--data", data, "--threads", str(threads)]
     scratch = tempfile.mkdtemp(prefix="ctr-run-")  # Paddle leaves files in its working directory
     try:
-        out = subprocess.run(cmd, capture_output=True, text=True, timeout=JOB_TIMEOUT_S, env=_env(), cwd=scratch)
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=JOB_TIMEOUT_S, env=_env(1), cwd=scratch)
     except subprocess.TimeoutExpired:
         return f"timed out after {JOB_TIMEOUT_S} s"
-    return _result(out.stdout) or _failure(out)
+    result = _result(out.stdout)
+    if result is None:
+        return _failure(out)
+    return _checked_threads([result], 1) or result
 
 
-def _env() -> dict:
-    return dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""), GLOG_v="0")
+def _env(processes: int) -> dict:
+    """The environment of a job of `processes` processes on this host, the same for both frameworks."""
+    env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""), GLOG_v="0")
+    for name, value in thread_vars(processes).items():
+        env.setdefault(name, value)
+    return env
+
+
+def thread_vars(processes: int) -> dict[str, str]:
+    """Each process's math-library threads, unless the caller set them: the executor's default for
+    a lone process, its share of the cores for one of several (as fleetgraph's launcher sets)."""
+    share = str(BLAS_THREADS if processes == 1 else max(1, (os.cpu_count() or 1) // processes))
+    return {name: os.environ.get(name, share) for name in THREAD_POOL_VARS}
+
+
+def _checked_threads(results: list[dict], processes: int) -> str | None:
+    """Why the jobs did not run with the thread variables set for them, or None."""
+    want = thread_vars(processes)
+    for result in results:
+        seen = {name: result.get("thread_vars", {}).get(name) for name in want}
+        if seen != want:
+            return f"a {result.get('role', 'process')} ran with {seen}; expected {want}"
+    return None
 
 
 def _result(stdout: str) -> dict | None:
@@ -101,7 +134,9 @@ def run_ps(python: str, framework: str, strategy: str, data: str, threads: int) 
     watcher.start()
     started = time.perf_counter()
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=JOB_TIMEOUT_S, env=_env(), cwd=log_dir)
+        proc = subprocess.run(
+            cmd, capture_output=True, text=True, timeout=JOB_TIMEOUT_S, env=_env(PS_PROCESSES), cwd=log_dir
+        )
     except subprocess.TimeoutExpired:
         watcher.stop()
         _kill_jobs()
@@ -109,12 +144,16 @@ def run_ps(python: str, framework: str, strategy: str, data: str, threads: int) 
     wall = time.perf_counter() - started
     watcher.stop()
     logs = [open(os.path.join(log_dir, f), errors="replace").read() for f in sorted(os.listdir(log_dir)) if "log." in f]
-    workers = [w for w in map(_result, logs) if w and w.get("role") == "worker"]
+    roles = [r for r in map(_result, logs) if r]
+    workers = [w for w in roles if w.get("role") == "worker"]
     if proc.returncode != 0 or len(workers) != 2:
         # the first process to die by a signal other than the launcher's SIGTERM to the rest
         crashed = sorted({s for log in logs for s in re.findall(r"\*\*\* (SIG[A-Z]+)", log)}, key="SIGTERM".__eq__)
         why = f"a process crashed ({crashed[0]})" if crashed else _failure(proc)
         return f"{why} (logs: {log_dir})"
+    unpinned = _checked_threads(roles, PS_PROCESSES)
+    if unpinned:
+        return f"{unpinned} (logs: {log_dir})"
     return {"samples": sum(w["samples"] for w in workers), "seconds": wall, **watcher.peaks()}
 
 
@@ -196,7 +235,9 @@ def main() -> None:
     here = sys.executable
     with tempfile.TemporaryDirectory(prefix="ctr-bench-") as data:
         write_data(data, args.samples)
-        print(f"data: {args.samples:,} samples in 4 MultiSlot files, ids from {DISTINCT_IDS:,} of {DIM:,}\n")
+        print(f"data: {args.samples:,} samples in 4 MultiSlot files, ids from {DISTINCT_IDS:,} of {DIM:,}")
+        shares = ", ".join(f"{n} process(es): {thread_vars(n)['OMP_NUM_THREADS']}" for n in (1, PS_PROCESSES))
+        print(f"math-library threads per process, both frameworks (OMP/OPENBLAS/MKL_NUM_THREADS): {shares}\n")
         notes = []
         if args.only != "ps":
             print(f"{'one process, samples/s':40} {'fleetgraph':>12} {'Paddle 3.3.1':>12} {'ratio':>7}")

@@ -157,6 +157,7 @@ def main() -> None:
     paddle, fleet = framework(args.framework)
     result = parameter_server(args, paddle, fleet) if args.how == "ps" else local(args, paddle)
     result["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    result["thread_vars"] = {k: v for k, v in os.environ.items() if k.endswith("_NUM_THREADS")}  # as it ran
     print("CTR_JOB " + json.dumps(result), flush=True)
     sys.stdout.flush()
 
