@@ -9,8 +9,9 @@ widest one). Before the trainers start, pserver 0 gets --pserver messages from s
 random frames; random headers (every field, shapes huge or negative, payloads that disagree);
 valid messages with one byte changed; and well-formed requests the program must refuse (wrong
 shapes and dtypes, unknown names, another trainer's copy, a send barrier before any gradient, bad
-row ids, bad batches). Every message must be answered (a hang is a message without an answer after
-FLEETGRAPH_RPC_TIMEOUT); its RSS is taken before and after; then the trainers train, and their
+row ids, bad batches). Every message must be answered, and with an error (wire Kind.ERROR): a hang
+is a message without an answer after 60 s, and any other answer is counted and the first few shown
+with the message that drew it; its RSS is taken before and after; then the trainers train, and their
 parameters must equal an unfuzzed run's bit for bit.
 
 ring: 2 ranks all-reducing fit_a_line's gradients, over TCP with a job secret (what the launcher
@@ -38,6 +39,7 @@ PS_TRAIN = os.path.join(SCRIPTS, "ps_train.py")
 COLLECTIVE_TRAIN = os.path.join(SCRIPTS, "collective_train.py")
 LIVE = (0, 1)
 OUTSIDERS = (-1, 2, 7, 2**31 - 1)  # senders that are not training: nothing they send may count
+SHOWN = 5  # answers that are not errors, shown with the message that drew them
 
 
 def _env(**extra: str) -> dict:
@@ -118,8 +120,10 @@ class Fuzzer:
         return [bytes(f) for f in choices[int(rng.integers(len(choices)))]()]
 
 
-def fuzz_pserver(ep: str, count: int, fuzzer: Fuzzer) -> tuple[int, int, float]:
-    """(messages, answers, seconds): WINDOW messages in flight per socket, every answer awaited."""
+def fuzz_pserver(ep: str, count: int, fuzzer: Fuzzer) -> dict:
+    """Sends `count` messages, 50 in flight over 4 sockets, and awaits every answer: {"sent",
+    "answers", "errors" (answers that are wire ERROR replies), "other_count" (the rest), "others"
+    (the first SHOWN of them, as (what was sent, what came back)), "seconds"}."""
     import zmq
 
     context = zmq.Context()
@@ -129,25 +133,51 @@ def fuzz_pserver(ep: str, count: int, fuzzer: Fuzzer) -> tuple[int, int, float]:
         sock.setsockopt(zmq.LINGER, 0)
         sock.connect(f"tcp://{ep}")
         socks.append(sock)
-    answers, sent, window = 0, 0, 50
+    out = {"sent": 0, "answers": 0, "errors": 0, "other_count": 0, "others": []}
     started = time.perf_counter()
     try:
-        while sent < count:
-            batch = min(window, count - sent)
-            for i in range(batch):
-                socks[i % len(socks)].send_multipart(fuzzer.message())
-            sent += batch
-            for i in range(batch):
+        while out["sent"] < count and out["sent"] == out["answers"]:  # until done or a hang
+            batch = [fuzzer.message() for _ in range(min(50, count - out["sent"]))]
+            for i, frames in enumerate(batch):
+                socks[i % len(socks)].send_multipart(frames)
+            out["sent"] += len(batch)
+            for i, frames in enumerate(batch):
                 sock = socks[i % len(socks)]
                 if not sock.poll(60_000):
-                    return sent, answers, time.perf_counter() - started  # a hang
-                sock.recv_multipart()
-                answers += 1
+                    break
+                _tally(out, frames, sock.recv_multipart())  # a socket's answers come in its sending order
     finally:
         for sock in socks:
             sock.close()
         context.term()
-    return sent, answers, time.perf_counter() - started
+    out["seconds"] = time.perf_counter() - started
+    return out
+
+
+def _tally(out: dict, sent: list[bytes], answer: list[bytes]) -> None:
+    from fleetgraph.executor.comm.wire import Kind, WireError, decode
+
+    out["answers"] += 1
+    try:
+        reply = decode(answer)
+    except WireError as e:
+        reply = None
+        shown = f"a malformed answer ({e})"
+    if reply is not None and reply.kind == Kind.ERROR:
+        out["errors"] += 1
+        return
+    out["other_count"] += 1
+    if len(out["others"]) < SHOWN:
+        out["others"].append((_shown(sent), shown if reply is None else reply.describe()))
+
+
+def _shown(frames: list[bytes]) -> str:
+    from fleetgraph.executor.comm.wire import WireError, decode
+
+    try:
+        return decode(frames).describe()
+    except WireError:
+        return f"{len(frames)} frame(s), the first {frames[0][:40]!r}" if frames else "no frames"
 
 
 def ps_job(folder: str, tag: str, fuzz: int, fuzzer: Fuzzer | None) -> dict:
@@ -159,7 +189,7 @@ def ps_job(folder: str, tag: str, fuzz: int, fuzzer: Fuzzer | None) -> dict:
         time.sleep(3)  # serving
         if fuzzer is not None:
             out["rss_before"] = rss_mb(servers[0].pid)
-            out["sent"], out["answers"], out["seconds"] = fuzz_pserver(eps[0], fuzz, fuzzer)
+            out.update(fuzz_pserver(eps[0], fuzz, fuzzer))
             out["alive"] = servers[0].poll() is None
             out["rss_after"] = rss_mb(servers[0].pid) if out["alive"] else float("nan")
         trainers = [
@@ -240,8 +270,11 @@ def main() -> None:
         print(
             f"pserver: {fuzzed['sent']:,} malformed messages in {fuzzed['seconds']:.1f} s, "
             f"{fuzzed['answers']:,} answered ({fuzzed['sent'] - fuzzed['answers']} hangs), "
+            f"{fuzzed['errors']:,} with an error, {fuzzed['other_count']:,} with something else; "
             f"alive afterwards: {fuzzed['alive']}"
         )
+        for sent, answer in fuzzed["others"]:
+            print(f"  not an error: {sent} was answered with {answer}")
         print(
             f"  RSS {fuzzed['rss_before']:.1f} -> {fuzzed['rss_after']:.1f} MB "
             f"({fuzzed['rss_after'] - fuzzed['rss_before']:+.1f} MB)"
