@@ -14,7 +14,7 @@ from test_op_registry import ALL_CASES, GRAD_CASES, _build
 import fleetgraph as paddle
 from fleetgraph.executor import Executor, Scope
 from fleetgraph.executor.executor import _Plan, run_steps
-from fleetgraph.ir import registered_ops
+from fleetgraph.ir import KernelError, registered_ops
 from fleetgraph.ops.lod_tensor import LoDTensor
 from fleetgraph.transpiler import gradients
 
@@ -40,6 +40,17 @@ NUMPY_ONLY: dict[str, str] = {
 }
 # Kernels the standard could express, not ported yet.
 NOT_PORTED_YET: dict[str, str] = {}
+# Cases of a listed op whose path needs nothing NumPy-only: they run, and are checked, as any other.
+NO_NUMPY_ONLY_PATH = {
+    "forward": {
+        "pool2d-global_avg",
+        "pool2d-global_max",
+        "pool2d-adaptive_1x1",
+        "pool2d-adaptive_uneven_avg",
+        "pool2d-adaptive_uneven_max",
+    },
+    "gradient": set(),
+}
 # Kernels no test here runs, and why.
 NOT_RUN_HERE = {
     **dict.fromkeys(
@@ -99,13 +110,16 @@ def _run_numpy(prog, feed: dict, fetch: list[str]) -> list[np.ndarray]:
 
 
 def _cases(cases: list[Case], grad: bool) -> list:
-    """Each case, allowed to fail where one of the kernels it runs is listed above (the cases of a
-    listed op that take no NumPy-only path pass all the same)."""
+    """Each case; one that runs a kernel listed above, and is not in NO_NUMPY_ONLY_PATH, must fail
+    with the KernelError of a kernel that cannot run on the array API: a wrong value (an
+    AssertionError) or a case that passes fails the test."""
     params = []
     for c in cases:
         kernels = (c.op_type, c.op_type + "_grad") if grad else (c.op_type,)
         why = [f"{k}: {r[k]}" for k in kernels for r in (NUMPY_ONLY, NOT_PORTED_YET) if k in r]
-        marks = [pytest.mark.xfail(reason="; ".join(why), strict=False)] if why else []  # some paths may pass
+        if c.id in NO_NUMPY_ONLY_PATH["gradient" if grad else "forward"]:
+            why = []
+        marks = [pytest.mark.xfail(reason="; ".join(why), strict=True, raises=KernelError)] if why else []
         params.append(pytest.param(c, id=c.id, marks=marks))
     return params
 
@@ -145,6 +159,13 @@ def test_gradient_kernel_runs_on_the_strict_array_api(case: Case):
 
 def test_every_excluded_kernel_is_a_registered_op():
     assert not (set(NUMPY_ONLY) | set(NOT_PORTED_YET) | set(NOT_RUN_HERE)) - set(registered_ops())
+
+
+def test_every_case_said_to_need_nothing_numpy_only_is_a_case_of_a_listed_op():
+    listed = set(NUMPY_ONLY) | set(NOT_PORTED_YET)
+    for how, cases in (("forward", ALL_CASES), ("gradient", GRAD_CASES)):
+        of_listed = {c.id for c in cases if {c.op_type, c.op_type + "_grad"} & listed}
+        assert NO_NUMPY_ONLY_PATH[how] <= of_listed, how
 
 
 def test_every_kernel_runs_here_or_is_listed_with_its_reason():
