@@ -226,7 +226,7 @@ def ring_job(folder: str, tag: str, fuzz: int, fuzzer: Fuzzer | None, env: dict,
             context = zmq.Context()
             queued = 0
             for start in range(0, fuzz, 500):  # a fresh connection per 500: new handshakes too
-                sock = context.socket(zmq.PUSH)
+                sock = context.socket(zmq.DEALER)
                 sock.setsockopt(zmq.LINGER, 0)
                 sock.connect(f"tcp://{eps[0]}")
                 for _ in range(min(500, fuzz - start)):

@@ -217,7 +217,7 @@ def test_with_a_job_secret_a_ring_takes_nothing_from_processes_without_it(monkey
 
     def body(ring):
         if ring.rank == 0:
-            sock = context.socket(zmq.PUSH)
+            sock = context.socket(zmq.DEALER)
             sock.setsockopt(zmq.LINGER, 0)
             sock.connect(f"tcp://{ring.endpoints[0]}")
             for seq in range(200):
@@ -259,7 +259,7 @@ def test_a_peer_that_never_starts_times_out_naming_its_endpoint(monkeypatch):
 def test_a_malformed_message_is_an_error_naming_the_peer():
     eps = endpoints(2)
     context = zmq.Context()
-    fake_inbox, fake_outbox = context.socket(zmq.PULL), context.socket(zmq.PUSH)  # rank 1, impersonated
+    fake_inbox, fake_outbox = context.socket(zmq.ROUTER), context.socket(zmq.DEALER)  # rank 1, impersonated
     fake_inbox.bind(f"tcp://{eps[1]}")
     fake_outbox.connect(f"tcp://{eps[0]}")
     fake_outbox.send_multipart([b"FGW1 not a header", b"payload"])

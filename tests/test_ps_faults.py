@@ -370,10 +370,11 @@ def test_a_huge_frame_and_unread_answers_do_not_grow_a_pserver(tmp_path):
 
 def test_without_the_job_secret_a_process_can_neither_read_push_nor_end_a_job(tmp_path):
     """A pserver of a job with FLEETGRAPH_JOB_SECRET: a process without the secret (or with another)
-    gets no answer at all, whatever it asks; a trainer's connection can speak only for that trainer."""
+    is refused whatever it asks, told that authentication failed; a trainer's connection can speak
+    only for that trainer."""
     import zmq
 
-    from fleetgraph.executor.comm.security import prove
+    from fleetgraph.executor.comm.handshake import AuthError, Prover, prove
     from fleetgraph.executor.comm.wire import Kind, decode, encode
 
     ep = endpoints(1)[0]
@@ -389,24 +390,27 @@ def test_without_the_job_secret_a_process_can_neither_read_push_nor_end_a_job(tm
     def client(secret_for=None, role="trainer:0"):
         sock = context.socket(zmq.DEALER)
         sock.setsockopt(zmq.LINGER, 0)
-        if secret_for is not None:
-            prove(sock, ep, secret_for, role)
         sock.connect(f"tcp://{ep}")
+        if secret_for is not None:
+            prover = Prover(domain=f"pserver@{ep}", role=role, secret=secret_for, where="test")
+            try:
+                prove(sock, prover, timeout=20)
+            except AuthError as e:
+                failures.append(str(e))
         return sock
 
     context = zmq.Context()
+    failures: list[str] = []
     try:
         with ProcessGroup(timeout=90) as group:
             group.start("pserver", [PS_TRAIN, "pserver", ep, *common], env=secret)
             plain, forged = client(), client(b"another secret")
+            answers = []
             for sock in (plain, forged):
                 for frames in attempts:
-                    try:  # once the handshake is refused there is no connection to queue on
-                        sock.send_multipart(frames, zmq.NOBLOCK)
-                    except zmq.Again:
-                        pass
-            time.sleep(2)
-            silent = [sock.poll(0) == 0 for sock in (plain, forged)]
+                    sock.send_multipart(frames)
+                    assert sock.poll(20000), "no answer to an unauthenticated request"
+                    answers.append(decode(sock.recv_multipart()))
             # the right secret as trainer 0: it may not speak for trainer 1
             member = client(b"a job secret")
             member.send_multipart(encode(Kind.COMPLETE, sender=1, seq=5))
@@ -420,12 +424,14 @@ def test_without_the_job_secret_a_process_can_neither_read_push_nor_end_a_job(tm
             results = group.wait()
     finally:
         context.term()
-    assert silent == [True, True]
+    assert len(failures) == 1 and "did not prove this job's FLEETGRAPH_JOB_SECRET" in failures[0]
+    assert all(a.kind == Kind.ERROR and "did not authenticate" in a.text for a in answers), answers
     assert refused.kind == Kind.ERROR
     assert "sender 1 on a connection that authenticated as trainer:0" in refused.text
     assert_all_exit_zero(results)  # the pushes and the completes never counted: both trainers trained
     for t in (0, 1):
         assert f"trainer {t}: 10 steps" in results[f"trainer {t}"][1]
+    assert results["pserver"][1].count("authentication failed") <= 1  # one line per peer per minute
 
 
 def test_a_pserver_whose_port_is_taken_exits_at_once_saying_so():

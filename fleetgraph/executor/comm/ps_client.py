@@ -72,14 +72,17 @@ class _Connections:
         import zmq
 
         if endpoint not in self.sockets:
-            from .security import secure_client
+            from .security import connect
 
             sock = self.context.socket(zmq.DEALER)
             sock.setsockopt(zmq.LINGER, 0)
             sock.setsockopt(zmq.SNDHWM, 0)
             sock.setsockopt(zmq.RCVHWM, 0)
-            secure_client(sock, endpoint, f"trainer:{self.sender}", "trainer")
-            sock.connect(f"tcp://{endpoint}")
+            try:
+                connect(sock, endpoint, "pserver", f"trainer:{self.sender}", f"trainer {self.sender}")
+            except BaseException:
+                sock.close(linger=0)
+                raise
             self.sockets[endpoint] = sock
         return self.sockets[endpoint]
 

@@ -32,7 +32,8 @@ from ...ir import FleetgraphError, VarType
 from ...ops.selected_rows import SelectedRows, merge_dense
 from ...ops.sparse_table import SparseTable
 from .config import CommTimeout, bind_address, max_message_bytes, rpc_timeout
-from .security import peer_role, secure_server
+from .handshake import Gate
+from .security import secure_server
 from .wire import DTYPES, MAGIC, Kind, Message, WireError, decode, decode_batch, encode, pack_arrays, unpack_arrays
 
 log = logging.getLogger("fleetgraph.comm")
@@ -74,7 +75,7 @@ class PServer:
         self.timeout = rpc_timeout()
         self.steps = 0
         self.received: set[str] = set()  # sync: the gradient copies received for the coming step
-        self.secure = False  # connections authenticate (a job secret is set)
+        self.gate = Gate("open")  # which connection proved which trainer (with a job secret)
         self.prepared = False  # sync: every live trainer's barrier is in, the step not yet applied
         self.wait_since: dict[Kind, float] = {}  # when the first trainer came to wait at a barrier
         self.expired = ""  # who waited for whom at the last barrier that timed out
@@ -94,7 +95,7 @@ class PServer:
         self.sock = sock
         try:
             trainers = [f"trainer:{t}" for t in range(self.fanin)]
-            self.secure = secure_server(self.context, sock, self.endpoint, "pserver", trainers, "listen_and_serv")
+            self.gate = secure_server(self.context, sock, self.endpoint, "pserver", trainers, "listen_and_serv")
             try:
                 sock.bind(f"tcp://{bind_address(self.endpoint)}")
             except zmq.ZMQError as e:
@@ -120,16 +121,27 @@ class PServer:
 
     def _handle(self, frames) -> None:
         identity, body = frames[0].bytes, frames[1:]
+        proved = self.gate.role(body[0])
         try:
             msg = decode(body[:2]) if _is_batch(body) else decode(body)
             batch = decode_batch(msg, body[2:]) if msg.kind == Kind.SEND_BATCH else None
         except WireError as e:
+            if self.gate.secure and proved is None:  # not logged one by one: anyone can send these
+                self._reply(identity, self.gate.refuse_unproved(body[0], f"a malformed message ({e})"))
+                return
             log.error("pserver %s: dropped a malformed message: %s", self.endpoint, e)
             self._reply(identity, encode(Kind.ERROR, text=f"malformed message: {e}"))
             return
-        proved = peer_role(body[0]) if self.secure else None
-        if self.secure and proved != f"trainer:{msg.sender}":
-            self._refuse(identity, msg, f"sender {msg.sender} on a connection that authenticated as {proved}")
+        if msg.kind == Kind.AUTH:
+            reply = self.gate.answer(body[0], msg)
+            if reply:
+                self._reply(identity, reply)
+            return
+        if self.gate.secure and proved != f"trainer:{msg.sender}":
+            if proved is None:
+                self._reply(identity, self.gate.refuse_unproved(body[0], msg.describe()))
+            else:
+                self._refuse(identity, msg, f"sender {msg.sender} on a connection that authenticated as {proved}")
             return
         if msg.sender not in self.live:
             self._refuse(identity, msg, f"sender {msg.sender} is not a training trainer (live: {sorted(self.live)})")
@@ -434,6 +446,8 @@ class PServer:
                 detail = (
                     f"; trainers {sorted(self.waiting[kind])} wait at the {name} for trainer(s) {self._missing(kind)}"
                 )
+        if self.gate.last_refusal:
+            detail += f"; the last connection refused: {self.gate.last_refusal}"
         raise CommTimeout(
             f"listen_and_serv {self.endpoint}: no message from trainers {sorted(self.live)} for "
             f"{waited:.1f} s{detail} (FLEETGRAPH_RPC_TIMEOUT={self.timeout:g}); stopped after {self.steps} "

@@ -4,8 +4,10 @@ When every rank runs on this host (and FLEETGRAPH_RING_TRANSPORT is not 'tcp'), 
 start-up to move the bytes through shared memory instead (`shm.SharedMemory`): the collectives
 below then run only to set that up. The rest of this docstring is the TCP transport.
 
-Rank r binds a PULL socket on exactly `endpoints[r]` and connects a PUSH socket to the next rank,
-so it receives from rank r-1 and sends to rank r+1. Every message is a `Kind.RING` wire message
+Rank r binds a ROUTER socket (its inbox) on exactly `endpoints[r]` and connects a DEALER socket
+(its outbox) to the next rank, so it receives from rank r-1 and sends to rank r+1; the sockets
+carry answers the other way only while the ring forms (the loopback authentication of
+`handshake.py`, and errors for a peer that did not authenticate). Every message is a `Kind.RING` wire message
 whose `seq` is the ring's operation counter and whose name is `<op>:<step>:<chunk>:<piece>`; the
 receiver checks both, the sender, the dtype and the size before it touches the payload, so ranks
 running different collective sequences fail with a clear error instead of summing the wrong bytes.
@@ -92,6 +94,8 @@ class Ring:
         self.next = self.endpoints[(rank + 1) % nranks]
         self._seq = 0
         self._inbox = self._outbox = self._shared = self._broken = None
+        self._gate = None  # the inbox's admission (security.secure_server)
+        self._prev_role = f"rank:{(rank - 1) % nranks}"  # the one peer that sends here
         self._thread: ThreadPoolExecutor | None = None  # the communication thread, once one is asked for
         self._last: Future | None = None  # the operation started on it last
         if nranks == 1:
@@ -103,13 +107,16 @@ class Ring:
             from .security import secure_client, secure_server
 
             what = f"ring {ring_id}, rank {rank}"
-            self._inbox = self._socket(context, zmq.PULL)
-            prev_role = f"rank:{(rank - 1) % nranks}"  # the one peer that sends here
-            secure_server(context, self._inbox, self.endpoints[rank], f"ring{ring_id}.{rank}", [prev_role], what)
+            self._inbox = self._socket(context, zmq.ROUTER)
+            domain = f"ring{ring_id}.{rank}"
+            self._gate = secure_server(context, self._inbox, self.endpoints[rank], domain, [self._prev_role], what)
             self._bind(self._inbox, self.endpoints[rank])
-            self._outbox = self._socket(context, zmq.PUSH)
-            secure_client(self._outbox, self.next, f"rank:{rank}", what)
+            self._outbox = self._socket(context, zmq.DEALER)
+            next_domain = f"ring{ring_id}.{(rank + 1) % nranks}"
+            prover = secure_client(self._outbox, self.next, next_domain, f"rank:{rank}", what)
             self._outbox.connect(f"tcp://{self.next}")
+            if prover is not None or self._gate.mode == "challenge":
+                self._authenticate(prover)
             self._handshake()
             from . import shm
 
@@ -160,10 +167,94 @@ class Ring:
                     ) from None
                 time.sleep(0.05)
 
+    def _authenticate(self, prover) -> None:
+        """Prove this rank to the next one (`prover`, the handshake of handshake.py) while the
+        previous rank proves itself here: every rank does both at once, or the ring would wait on
+        itself. Returns once both are done; anything else that arrives meanwhile is dropped (the
+        hellos of `_handshake`, which are sent again)."""
+        timeout = rpc_timeout()
+        deadline = time.monotonic() + timeout
+        if prover is not None:
+            self._outbox.send_multipart(prover.hello())
+        while (prover is not None and not prover.done) or (self._gate.mode == "challenge" and not self._gate.proved):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                waited = "the next rank's answer" if prover is not None and not prover.done else "the previous rank"
+                raise CommTimeout(
+                    f"ring {self.ring_id}, rank {self.rank}: authentication: nothing from {waited} after {timeout} s "
+                    "(FLEETGRAPH_RPC_TIMEOUT)"
+                )
+            ready = dict(self._poll_both(left))
+            if ready.get(self._outbox) and prover is not None:
+                reply = self._answer_of(self._outbox.recv_multipart(), prover)
+                if reply is not None:
+                    self._outbox.send_multipart(reply)
+            if ready.get(self._inbox):
+                self._take(self._inbox.recv_multipart(copy=False))
+
+    def _poll_both(self, timeout_s: float) -> list:
+        poller = self._zmq.Poller()
+        poller.register(self._inbox, self._zmq.POLLIN)
+        poller.register(self._outbox, self._zmq.POLLIN)
+        return poller.poll(timeout_s * 1000)
+
+    def _answer_of(self, frames, prover):
+        """The prover's next message after the next rank's answer `frames`."""
+        from .handshake import AuthError
+
+        try:
+            msg = decode(frames)
+        except WireError as e:
+            raise AuthError(f"ring {self.ring_id}, rank {self.rank}: malformed answer from {self.next}: {e}") from None
+        try:
+            return prover.reply(msg)
+        except AuthError:
+            if prover.mismatch:
+                self._outbox.send_multipart(prover.mismatch)
+            raise
+
+    def _take(self, frames):
+        """The body of a message received on the inbox, or None when it is not the previous rank's:
+        an authentication message (answered here), or one from a connection that did not prove
+        the previous rank's role (answered with an error, logged at most once a minute)."""
+        identity, body = frames[0], frames[1:]
+        if not body:
+            return None
+        gate = self._gate
+        if body[0].bytes[4:5] == bytes([Kind.AUTH]):  # the kind byte of the header
+            try:
+                reply = gate.answer(body[0], decode(body))
+            except WireError:
+                reply = gate.refuse_unproved(body[0], "a malformed authentication message")
+            if reply:
+                self._inbox.send_multipart([identity, *reply])
+            if gate.mode == "open":
+                from .handshake import AuthError
+
+                raise AuthError(
+                    f"ring {self.ring_id}, rank {self.rank}: authentication failed: {self.prev} has "
+                    "FLEETGRAPH_JOB_SECRET and this rank has none; set the same secret in every role of the job"
+                )
+            return None
+        if gate.mode == "challenge" and gate.role(body[0]) != self._prev_role:
+            self._inbox.send_multipart([identity, *gate.refuse_unproved(body[0], "a ring message")])
+            return None
+        return body
+
+    def _refused(self, frames) -> None:
+        """Raise the error the next rank answered with (a ring's outbox receives nothing else)."""
+        from .handshake import AuthError
+
+        try:
+            text = decode(frames).text
+        except WireError as e:
+            text = f"a malformed answer ({e})"
+        raise AuthError(f"ring {self.ring_id}, rank {self.rank}: {self.next} refused this rank: {text}")
+
     def _handshake(self) -> None:
         """Return once every rank is up and this rank's messages reach the next one.
 
-        A PUSH socket queues what it sends until its connection is up, so a peer may start late.
+        The outbox queues what it sends until its connection is up, so a peer may start late.
         But a message can still be lost: the connection may first reach a socket that is closing
         on that port (a ring made again, a process exiting), which takes it and goes. So a rank
         sends hello s+1 once it received hello s or a later one (a lost hello is thus skipped),
@@ -171,7 +262,7 @@ class Ring:
         received hello n-1: the previous rank sends that only once this rank's hello has gone
         around the ring, so from then on what this rank sends arrives. Sequence 0 is the
         handshake's: receivers drop late copies."""
-        zmq, n = self._zmq, self.nranks
+        n = self.nranks
         io = _Io(self, 0, "hello", "c_comm_init", "", None)
         timeout = rpc_timeout()
         deadline = time.monotonic() + timeout
@@ -183,8 +274,13 @@ class Ring:
                 self._outbox.send_multipart(latest)
             if level == n - 1:
                 return
-            if self._inbox.poll(HELLO_RESEND_S * 1000, zmq.POLLIN):
-                level = max(level, io.hello_level(self._inbox.recv_multipart(copy=False), n))
+            ready = dict(self._poll_both(HELLO_RESEND_S))
+            if ready.get(self._outbox):  # only ever an error: the next rank refused this one
+                self._refused(self._outbox.recv_multipart())
+            if ready.get(self._inbox):
+                body = self._take(self._inbox.recv_multipart(copy=False))
+                if body is not None:
+                    level = max(level, io.hello_level(body, n))
             elif time.monotonic() > deadline:
                 raise CommTimeout(f"{io.where()}: nothing from {self.prev} after {timeout} s (FLEETGRAPH_RPC_TIMEOUT)")
             else:
@@ -387,6 +483,9 @@ class _Io:
                         f"{self.where()}: nothing from {ring.prev} after {timeout} s (FLEETGRAPH_RPC_TIMEOUT)"
                     ) from None
                 frames = ring._inbox.recv_multipart(copy=False)
+            frames = ring._take(frames)
+            if frames is None:
+                continue
             message = self.decode(frames)
             if message.seq != 0 or message.kind != Kind.RING:
                 break  # else a late copy of a handshake hello

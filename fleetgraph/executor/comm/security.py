@@ -10,12 +10,13 @@ with the role it proved (ZeroMQ's User-Id), so a pserver takes a trainer's id fr
 not from what the message says. A process without the secret cannot complete the handshake: its
 messages never reach the server. Traffic between hosts is encrypted as a side effect.
 
-On loopback addresses the same admission runs over ZeroMQ's PLAIN mechanism instead: each role
-proves itself with a password derived from the secret like its keys, which crosses only this
-host's loopback (readable by root alone, who can read the processes' memory anyway). The policy is
-the same, a process without the secret gets nothing through; what is saved is CURVE's encryption
-of every byte, most of a one-host parameter-server job's communication time (a 2 x 2 CTR job
-moves ~7 MB a step: encrypting it cost ~8 ms of CPU a step).
+On loopback addresses the connections run ZeroMQ's NULL mechanism instead and prove the secret
+with the handshake of `handshake.py`: the listener first, with fresh nonces both ways, so a process
+that bound a port before its server learns nothing it can use, and nothing recorded replays. The
+admission handler here only tags each such connection with a random token that the handshake then
+binds to a role. What is saved is CURVE's encryption of every byte, most of a one-host
+parameter-server job's communication time (a 2 x 2 CTR job moves ~7 MB a step: encrypting it cost
+~8 ms of CPU a step).
 
 Without a secret a job runs unauthenticated on loopback addresses, with a warning that names the
 variable; on any other address a role refuses to start unless `FLEETGRAPH_INSECURE=1` says an
@@ -25,10 +26,10 @@ unauthenticated job is wanted.
 from __future__ import annotations
 
 import hashlib
-import hmac
 import logging
 import os
 import threading
+import time
 
 import zmq
 from zmq.auth.thread import ThreadAuthenticator
@@ -36,6 +37,8 @@ from zmq.utils import z85
 
 from ...ir import FleetgraphError
 from ...ir.endpoints import is_loopback
+from .config import rpc_timeout
+from .handshake import AuthError, Gate, Prover, RateLimitedLog, prove
 
 SECRET_ENV = "FLEETGRAPH_JOB_SECRET"
 INSECURE_ENV = "FLEETGRAPH_INSECURE"
@@ -88,57 +91,87 @@ def authenticated(endpoint: str, what: str) -> bool:
     return False
 
 
-def password(secret: bytes, role: str) -> str:
-    """The PLAIN password of `role` in the job of `secret` (loopback connections)."""
-    return hashlib.sha256(b"fleetgraph-plain\0" + secret + b"\0" + role.encode("utf-8")).hexdigest()
-
-
 def encrypts(endpoint: str) -> bool:
     """Whether authenticated connections to `endpoint` use CURVE (another host) rather than PLAIN
     (this host's loopback, see the module)."""
     return not is_loopback(endpoint.rsplit(":", 1)[0])
 
 
-def secure_server(context, sock, endpoint: str, domain: str, clients: list[str], what: str) -> bool:
+def secure_server(context, sock, endpoint: str, domain: str, clients: list[str], what: str) -> Gate:
     """Make `sock` (before it binds `endpoint`) a server admitting only the given client roles,
-    each connection tagged with its role; nothing without a job secret on loopback. Whether it
-    authenticates."""
+    each connection tagged with its role; nothing without a job secret on loopback. Its Gate."""
+    where = f"{what} {endpoint}"
     if not authenticated(endpoint, what):
-        return False
+        return Gate("open", where=where)
     secret = job_secret()
     sock.zap_domain = domain.encode()
     if not encrypts(endpoint):
-        _admission(context).admit_plain(domain, {role: password(secret, role) for role in clients})
-        sock.plain_server = True
-        return True
+        _admission(context).tag_connections(domain)
+        return Gate("challenge", domain=f"{domain}@{endpoint}", roles=clients, secret=secret, where=where)
     public, secret_key = keypair(secret, _SERVER_ROLE)
     _admission(context).admit(domain, {keypair(secret, role)[0]: role for role in clients})
     sock.curve_secretkey, sock.curve_publickey = secret_key, public
     sock.curve_server = True
-    return True
+    return Gate("curve", roles=clients, where=where)
 
 
-def secure_client(sock, endpoint: str, role: str, what: str) -> None:
-    """Make `sock` (before it connects to `endpoint`) a client proving `role`."""
-    if authenticated(endpoint, what):
-        prove(sock, endpoint, job_secret(), role)
-
-
-def prove(sock, endpoint: str, secret: bytes, role: str) -> None:
-    """Credentials of `role` in the job of `secret` on `sock`, for connecting to `endpoint`."""
+def secure_client(sock, endpoint: str, domain: str, role: str, what: str) -> Prover | None:
+    """Make `sock` (before it connects to the server socket `domain` at `endpoint`) a client proving
+    `role`: CURVE keys for another host; for loopback, the Prover of the handshake to run once
+    connected (None without a job secret, or over CURVE)."""
+    if not authenticated(endpoint, what):
+        return None
     if not encrypts(endpoint):
-        sock.plain_username, sock.plain_password = role.encode("utf-8"), password(secret, role).encode()
-        return
+        return Prover(domain=f"{domain}@{endpoint}", role=role, secret=job_secret(), where=f"{what} {endpoint}")
+    secret = job_secret()
     sock.curve_serverkey = keypair(secret, _SERVER_ROLE)[0]
     sock.curve_publickey, sock.curve_secretkey = keypair(secret, role)
+    return None
 
 
-def peer_role(frame) -> str | None:
-    """The role a received frame's connection authenticated as (None when unauthenticated)."""
+def connect(sock, endpoint: str, domain: str, role: str, what: str) -> None:
+    """Connect the DEALER `sock` to the server socket `domain` at `endpoint` as `role`, proving the
+    job secret as `secure_client` says (for loopback, the handshake runs here, each answer awaited
+    at most FLEETGRAPH_RPC_TIMEOUT)."""
+    prover = secure_client(sock, endpoint, domain, role, what)
+    if prover is None and job_secret() is not None and encrypts(endpoint):
+        _connect_curve(sock, endpoint, role, what)
+        return
+    sock.connect(f"tcp://{endpoint}")
+    if prover is not None:
+        prove(sock, prover, timeout=rpc_timeout())
+
+
+def _connect_curve(sock, endpoint: str, role: str, what: str) -> None:
+    """Connect and wait for the CURVE handshake, so that keys from another secret are an error
+    naming authentication here, not a time-out at the first request."""
+    from zmq.utils.monitor import recv_monitor_message
+
+    failed = zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL | zmq.EVENT_HANDSHAKE_FAILED_AUTH
+    monitor = sock.get_monitor_socket(zmq.EVENT_HANDSHAKE_SUCCEEDED | failed)
     try:
-        return frame.get("User-Id")
-    except Exception:  # noqa: BLE001 - a NULL-mechanism connection has no User-Id property
-        return None
+        sock.connect(f"tcp://{endpoint}")
+        timeout = rpc_timeout()
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0 or not monitor.poll(left * 1000):
+                raise AuthError(
+                    f"{what} {endpoint}: authentication: no CURVE handshake after {timeout} s "
+                    "(FLEETGRAPH_RPC_TIMEOUT); the server is not up"
+                )
+            event = recv_monitor_message(monitor)["event"]
+            if event == zmq.EVENT_HANDSHAKE_SUCCEEDED:
+                return
+            if event & failed:
+                raise AuthError(
+                    f"{what} {endpoint}: authentication failed: the server refused the CURVE keys of {role} or did "
+                    f"not prove its own (the roles' FLEETGRAPH_JOB_SECRET differ, or this is not a fleetgraph server); "
+                    "set the same FLEETGRAPH_JOB_SECRET in every role of the job"
+                )
+    finally:
+        sock.disable_monitor()
+        monitor.close(linger=0)
 
 
 def _admission(context):
@@ -159,34 +192,48 @@ def stop(context) -> None:
 
 
 class _Admission(ThreadAuthenticator):
-    """The ZAP handler of one context: per domain (a listening socket), the client keys it admits;
-    a connection's User-Id is the role of its key."""
+    """The ZAP handler of one context: per CURVE domain (a listening socket), the client keys it
+    admits, a connection's User-Id the role of its key; per loopback domain, a fresh random token as
+    each connection's User-Id, for the handshake to bind to a role. Refusals are logged at most once
+    per peer address per minute."""
 
     def __init__(self, context) -> None:
         super().__init__(context, log=log)
         self.roles: dict[bytes, str] = {}
         self.domains: dict[str, set[bytes]] = {}
+        self.tagged: set[str] = set()
+        self.refusals = RateLimitedLog()
 
     def admit(self, domain: str, keys: dict[bytes, str]) -> None:
         self.roles.update(keys)
         self.domains[domain] = set(keys)
         self.configure_curve_callback(domain, credentials_provider=self)
 
-    def admit_plain(self, domain: str, passwords: dict[str, str]) -> None:
-        """PLAIN connections to `domain`: role -> password; the role is the connection's User-Id."""
-        self.configure_plain(domain, passwords)
+    def tag_connections(self, domain: str) -> None:
+        self.tagged.add(domain)
 
-    def _authenticate_plain(self, domain: str, username: str, password: str) -> tuple[bool, bytes]:
-        expected = self.passwords.get(domain, {}).get(username)
-        if expected is not None and hmac.compare_digest(expected.encode(), password.encode()):
-            return True, b"OK"
-        log.error("refused a connection to %s: %r did not prove a role of this job", domain, username)
-        return False, b"not a role of this job"
+    async def handle_zap_message(self, msg: list[bytes]) -> None:
+        if len(msg) >= 6 and msg[5] == b"NULL":
+            domain = msg[2].decode("utf-8", "replace")
+            if domain in self.tagged:
+                self._send_zap_reply(msg[1], b"200", b"OK", "conn:" + os.urandom(16).hex())
+            else:
+                self.refusals.error(msg[3].decode("utf-8", "replace"), "refused a connection to %s without CURVE keys", domain)
+                self._send_zap_reply(msg[1], b"400", b"CURVE keys required")
+            return
+        if len(msg) >= 6 and msg[5] == b"PLAIN":  # no socket of ours takes PLAIN any more
+            self._send_zap_reply(msg[1], b"400", b"PLAIN is not accepted")
+            return
+        self.peer = msg[3].decode("utf-8", "replace") if len(msg) >= 6 else "?"
+        await super().handle_zap_message(msg)
 
     def callback(self, domain: str, key: bytes) -> bool:
         allowed = key in self.domains.get(domain, ())
         if not allowed:
-            log.error("refused a connection to %s: its key is not one of this job's roles", domain)
+            self.refusals.error(
+                self.peer, "authentication failed: refused a connection to %s from %s: its key is not one of this "
+                "job's roles (a different FLEETGRAPH_JOB_SECRET, or none)", domain, self.peer
+            )
         return allowed
 
     def curve_user_id(self, client_public_key: bytes) -> str:

@@ -45,6 +45,7 @@ class Kind(enum.IntEnum):
     SEND_BATCH = 13  # several SEND messages in one, answered once: the value holds each one's frame count
     GET_BATCH = 14  # ask for several variables (names one per line), answered by a VAR of them packed
     STATE = 15  # ask for every persistable a pserver holds (a checkpoint): a VAR, names one per line, packed
+    AUTH = 16  # a step of the loopback handshake (handshake.py): the step and its fields, one per line of the name
 
 
 DTYPES = ["", "float32", "float64", "float16", "int32", "int64", "uint8", "int8", "int16", "bool"]
