@@ -324,3 +324,40 @@ def test_between_hosts_keys_from_another_secret_fail_naming_authentication(conte
     finally:
         server.stop()
     assert server.gate.mode == "curve"
+
+
+def test_a_squatter_on_a_ranks_port_captures_no_proof(context):
+    """Rank 0 of a ring meets a listener on rank 1's endpoint that cannot prove the secret: it stops
+    there with an error naming authentication, having sent no proof."""
+    from fleetgraph.executor.comm.ring import Ring
+
+    eps = endpoints(2)
+    squatter = Squatter(context, eps[1])
+    failed: list[BaseException] = []
+
+    def rank0() -> None:
+        try:
+            Ring(context, 2, 0, eps, 0).close()
+        except BaseException as e:  # noqa: BLE001 - the test asserts on it
+            failed.append(e)
+
+    thread = threading.Thread(target=rank0)
+    thread.start()
+    squatter.serve_once()
+    thread.join(10)
+    squatter.close()
+    assert len(failed) == 1 and "did not prove this job's FLEETGRAPH_JOB_SECRET" in str(failed[0])
+    kinds = [decode(body).name.split("\n")[0] for body in squatter.captured]
+    assert "hello" in kinds and "proof" not in kinds
+
+
+@pytest.mark.parametrize("secrets", [("the job", "another job"), ("the job", None)])
+def test_ranks_with_different_secrets_fail_at_once_naming_authentication(context, monkeypatch, secrets):
+    from test_collective_runtime import run_ranks
+
+    by_thread = {f"rank {r}": (s.encode() if s else None) for r, s in enumerate(secrets)}
+    monkeypatch.setattr(security, "job_secret", lambda: by_thread.get(threading.current_thread().name))
+    started = time.monotonic()
+    results = run_ranks(2, lambda ring: ring.allreduce(np.ones(2, np.float32)), context=zmq.Context())
+    assert time.monotonic() - started < 2
+    assert all(isinstance(r, AuthError) and "authentication failed" in str(r) for r in results), results

@@ -108,6 +108,7 @@ class Gate:
         self.pending: OrderedDict[str, tuple[str, bytes, bytes]] = OrderedDict()  # token -> (role, nonce_c, nonce_s)
         self.refusals = RateLimitedLog()
         self.last_refusal = ""  # for the server's own timeout errors
+        self.mismatched = False  # a client said this server's secret differs from its own
 
     @property
     def secure(self) -> bool:
@@ -141,6 +142,7 @@ class Gate:
         if mismatch is not None:
             self.last_refusal = f"{mismatch[0][:40]!r} from {peer} found this role's FLEETGRAPH_JOB_SECRET different from its own"
             self.refusals.error(peer, "%s: authentication failed: %s; %s", self.where, self.last_refusal, _HINT)
+            self.mismatched = True
             return []
         return self._refuse(peer, f"{self.where}: malformed authentication message {msg.name[:40]!r}")
 

@@ -228,6 +228,10 @@ class Ring:
                 reply = gate.refuse_unproved(body[0], "a malformed authentication message")
             if reply:
                 self._inbox.send_multipart([identity, *reply])
+            if gate.mismatched:  # the previous rank will not go on: neither can this one
+                from .handshake import AuthError
+
+                raise AuthError(f"ring {self.ring_id}, rank {self.rank}: authentication failed: {gate.last_refusal}")
             if gate.mode == "open":
                 from .handshake import AuthError
 
@@ -249,6 +253,8 @@ class Ring:
             text = decode(frames).text
         except WireError as e:
             text = f"a malformed answer ({e})"
+        while self._inbox.poll(1000):  # answer the previous rank's hello first, so that it hears why too
+            self._take(self._inbox.recv_multipart(copy=False))
         raise AuthError(f"ring {self.ring_id}, rank {self.rank}: {self.next} refused this rank: {text}")
 
     def _handshake(self) -> None:
