@@ -302,6 +302,7 @@ def test_between_hosts_keys_from_another_secret_fail_naming_authentication(conte
     """CURVE (every address but loopback; here loopback made to count as another host): a trainer
     with another job's secret fails at connect, saying so, instead of timing out later."""
     monkeypatch.setattr(security, "encrypts", lambda endpoint: True)
+    monkeypatch.setenv("FLEETGRAPH_RPC_TIMEOUT", "1")  # dropped handshakes are retried that long
     ep = endpoints(1)[0]
     server = Server(context, ep)
     try:
@@ -320,7 +321,7 @@ def test_between_hosts_keys_from_another_secret_fail_naming_authentication(conte
             if secret == SECRET:
                 assert answer == "trainer:0"
             else:
-                assert "authentication failed: the server refused the CURVE keys of trainer:0" in answer
+                assert "authentication failed: " in answer and "CURVE handshakes as trainer:0 were dropped" in answer
     finally:
         server.stop()
     assert server.gate.mode == "curve"

@@ -144,11 +144,17 @@ def connect(sock, endpoint: str, domain: str, role: str, what: str) -> None:
 
 def _connect_curve(sock, endpoint: str, role: str, what: str) -> None:
     """Connect and wait for the CURVE handshake, so that keys from another secret are an error
-    naming authentication here, not a time-out at the first request."""
+    naming authentication here, not a time-out at the first request. A server that refuses the
+    role's key says so (at once); one that cannot read the client's HELLO (its server key is from
+    another secret) only drops the connection, as a relay does before its server is up: dropped
+    handshakes are retried until the timeout, then named."""
     from zmq.utils.monitor import recv_monitor_message
 
-    failed = zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL | zmq.EVENT_HANDSHAKE_FAILED_AUTH
-    monitor = sock.get_monitor_socket(zmq.EVENT_HANDSHAKE_SUCCEEDED | failed)
+    refused = zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL | zmq.EVENT_HANDSHAKE_FAILED_AUTH
+    events = zmq.EVENT_HANDSHAKE_SUCCEEDED | zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL | refused
+    monitor = sock.get_monitor_socket(events)
+    hint = "set the same FLEETGRAPH_JOB_SECRET in every role of the job"
+    dropped = 0
     try:
         sock.connect(f"tcp://{endpoint}")
         timeout = rpc_timeout()
@@ -156,6 +162,12 @@ def _connect_curve(sock, endpoint: str, role: str, what: str) -> None:
         while True:
             left = deadline - time.monotonic()
             if left <= 0 or not monitor.poll(left * 1000):
+                if dropped:
+                    raise AuthError(
+                        f"{what} {endpoint}: authentication failed: {dropped} CURVE handshakes as {role} were dropped "
+                        f"in {timeout} s (FLEETGRAPH_RPC_TIMEOUT): the roles' FLEETGRAPH_JOB_SECRET differ, or this is "
+                        f"not a fleetgraph server; {hint}"
+                    )
                 raise AuthError(
                     f"{what} {endpoint}: authentication: no CURVE handshake after {timeout} s "
                     "(FLEETGRAPH_RPC_TIMEOUT); the server is not up"
@@ -163,12 +175,12 @@ def _connect_curve(sock, endpoint: str, role: str, what: str) -> None:
             event = recv_monitor_message(monitor)["event"]
             if event == zmq.EVENT_HANDSHAKE_SUCCEEDED:
                 return
-            if event & failed:
+            if event & refused:
                 raise AuthError(
-                    f"{what} {endpoint}: authentication failed: the server refused the CURVE keys of {role} or did "
-                    f"not prove its own (the roles' FLEETGRAPH_JOB_SECRET differ, or this is not a fleetgraph server); "
-                    "set the same FLEETGRAPH_JOB_SECRET in every role of the job"
+                    f"{what} {endpoint}: authentication failed: the server refused the CURVE keys of {role} (the "
+                    f"roles' FLEETGRAPH_JOB_SECRET differ); {hint}"
                 )
+            dropped += 1
     finally:
         sock.disable_monitor()
         monitor.close(linger=0)
