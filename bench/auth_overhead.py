@@ -5,10 +5,14 @@ authentication, PLAIN before 2026-11-26), side by side in one run.
 
     git worktree add /tmp/plain 0228ff9   # the last commit with PLAIN on loopback
     python bench/auth_overhead.py [--reps 5] [--short 50] [--long 550] [--baseline /tmp/plain]
+    python bench/auth_overhead.py --ctr 50000 --baseline /tmp/plain [--reps 3]
 
 A step's time is (job wall at --long steps - job wall at --short steps) / (long - short), so process
 start-up and the handshakes fall out; the settings take turns run by run, and the figures are
-medians over --reps with the lowest and highest. Prints figures; asserts nothing.
+medians over --reps with the lowest and highest. With `--ctr N`, the job is bench/ctr.py's CTR-DNN
+(seed 000) in sync mode on N samples, 2 pservers x 2 trainers started by the launcher (which always
+sets a secret on one host), this checkout's beside the baseline's: samples/s over the job's wall
+time, every process with one BLAS thread. Prints figures; asserts nothing.
 """
 
 from __future__ import annotations
@@ -48,13 +52,57 @@ def job_seconds(steps: int, secret: str | None, repo: str) -> float:
     return time.perf_counter() - started
 
 
+def ctr_samples_per_s(repo: str, data: str, samples: int) -> float:
+    """One sync CTR job of `repo` on `data` under its launcher: samples/s over the job's wall time."""
+    import tempfile
+
+    log_dir = tempfile.mkdtemp(prefix="auth-ctr-")
+    env = dict(os.environ, PYTHONPATH=repo, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    env.pop("FLEETGRAPH_JOB_SECRET", None)
+    job = os.path.join(repo, "bench", "ctr_job.py")
+    cmd = [sys.executable, "-m", "fleetgraph.distributed.launch_ps", "--server_num", "2", "--worker_num", "2"]
+    cmd += ["--log_dir", log_dir, job, "--framework", "fleetgraph", "--how", "ps", "--data", data]
+    cmd += ["--strategy", "sync", "--threads", "2"]
+    started = time.perf_counter()
+    done = subprocess.run(cmd, env=env, cwd=log_dir, capture_output=True, text=True, timeout=900)
+    if done.returncode:
+        raise SystemExit(f"the CTR job of {repo} failed (logs: {log_dir}):\n{done.stderr[-2000:]}")
+    return samples / (time.perf_counter() - started)
+
+
+def ctr_main(args) -> None:
+    import tempfile
+
+    from ctr import write_data
+
+    data = tempfile.mkdtemp(prefix="auth-ctr-data-")
+    write_data(data, args.ctr)
+    settings = [("handshake (this checkout)", REPO)]
+    if args.baseline:
+        settings.append(("baseline", os.path.abspath(args.baseline)))
+    rates: dict[str, list[float]] = {label: [] for label, _ in settings}
+    for _ in range(args.reps):
+        for label, repo in settings:
+            rates[label].append(ctr_samples_per_s(repo, data, args.ctr))
+    print(f"CTR-DNN sync, 2 pservers x 2 trainers, {args.ctr} samples, median of {args.reps} (min-max)")
+    reference = statistics.median(rates[settings[-1][0]])
+    for label, values in rates.items():
+        median = statistics.median(values)
+        spread = f"({min(values):,.0f}-{max(values):,.0f})"
+        print(f"  {label:26s} {median:9,.0f} samples/s {spread:19s} {100 * (median / reference - 1):+6.1f}% vs {settings[-1][0]}")
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--reps", type=int, default=5)
     p.add_argument("--short", type=int, default=50)
     p.add_argument("--long", type=int, default=550)
     p.add_argument("--baseline", help="another fleetgraph checkout whose authenticated job runs beside this one's")
+    p.add_argument("--ctr", type=int, metavar="SAMPLES", help="time the sync CTR-DNN job on this many samples instead")
     args = p.parse_args()
+    if args.ctr:
+        ctr_main(args)
+        return
     settings = [("no secret", None, REPO), ("job secret", "bench secret", REPO)]
     if args.baseline:
         settings.append(("job secret, baseline", "bench secret", os.path.abspath(args.baseline)))
