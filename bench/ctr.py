@@ -7,7 +7,8 @@ One process: samples/s training from MultiSlot files with train_from_dataset (re
 included) on 1 and 2 threads, and with exe.run on ready feeds; against PaddlePaddle 3.3.1 (legacy
 static graph; its PIR ignores is_sparse) when PYTHON has it. Parameter servers: 2 pservers x 2
 trainers in sync, async and GEO, started by each framework's launcher: samples/s of the job (all
-trainers' samples over the job's wall time, the launcher included) and the peak RSS of each role,
+trainers' samples over the job's wall time, the launcher included), the CPU time of all the job's
+processes (the launcher's included) and the peak RSS of each role,
 the table having 10,000,001 rows of which the data touches about 1,000,000; against PaddlePaddle
 2.6.2 (3.3.1's wheel has no parameter-server runtime) when PYTHON has it. Install either only in a
 throwaway virtual environment (2.6.2 needs protobuf<5 and numpy<2), never as a dependency.
@@ -28,6 +29,7 @@ import argparse
 import json
 import os
 import re
+import resource
 import subprocess
 import sys
 import tempfile
@@ -132,7 +134,7 @@ def run_ps(python: str, framework: str, strategy: str, data: str, threads: int) 
     cmd += ["--framework", framework, "--how", "ps", "--data", data, "--strategy", strategy, "--threads", str(threads)]
     watcher = PeakRss()
     watcher.start()
-    started = time.perf_counter()
+    started, cpu_before = time.perf_counter(), _children_cpu_s()
     try:
         proc = subprocess.run(
             cmd, capture_output=True, text=True, timeout=JOB_TIMEOUT_S, env=_env(PS_PROCESSES), cwd=log_dir
@@ -141,7 +143,7 @@ def run_ps(python: str, framework: str, strategy: str, data: str, threads: int) 
         watcher.stop()
         _kill_jobs()
         return f"timed out after {JOB_TIMEOUT_S} s"
-    wall = time.perf_counter() - started
+    wall, cpu = time.perf_counter() - started, _children_cpu_s() - cpu_before
     watcher.stop()
     logs = [open(os.path.join(log_dir, f), errors="replace").read() for f in sorted(os.listdir(log_dir)) if "log." in f]
     roles = [r for r in map(_result, logs) if r]
@@ -154,7 +156,14 @@ def run_ps(python: str, framework: str, strategy: str, data: str, threads: int) 
     unpinned = _checked_threads(roles, PS_PROCESSES)
     if unpinned:
         return f"{unpinned} (logs: {log_dir})"
-    return {"samples": sum(w["samples"] for w in workers), "seconds": wall, **watcher.peaks()}
+    return {"samples": sum(w["samples"] for w in workers), "seconds": wall, "cpu_s": cpu, **watcher.peaks()}
+
+
+def _children_cpu_s() -> float:
+    """CPU seconds of every finished child and their waited-for descendants: a job's launcher and
+    every process it started."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 class PeakRss(threading.Thread):
@@ -227,7 +236,8 @@ def ratio(ours, theirs) -> str:
 
 
 def _peaks(result: dict) -> str:
-    return f"{result.get('server_peak_rss_mb', 0):.0f}, {result.get('worker_peak_rss_mb', 0):.0f}"
+    rss = f"{result.get('server_peak_rss_mb', 0):.0f}, {result.get('worker_peak_rss_mb', 0):.0f}"
+    return f"{rss}; CPU {result['cpu_s']:.1f} s"
 
 
 def main() -> None:
@@ -256,7 +266,7 @@ def main() -> None:
                 ]
         if args.only != "local":
             head = f"{'2 pservers x 2 trainers':40} {'fleetgraph':>12} {'Paddle 2.6.2':>12} {'ratio':>7}"
-            print(f"\n{head}   peak RSS MB (ours: server, worker)")
+            print(f"\n{head}   peak RSS MB (ours: server, worker); CPU of the whole job")
             for strategy in ("sync", "async", "geo"):
                 ours = run_ps(here, "fleetgraph", strategy, data, args.ps_threads)
                 theirs = (
