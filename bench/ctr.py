@@ -250,7 +250,8 @@ def main() -> None:
         print(f"math-library threads per process, both frameworks (OMP/OPENBLAS/MKL_NUM_THREADS): {shares}\n")
         notes = []
         if args.only != "ps":
-            print(f"{'one process, samples/s':40} {'fleetgraph':>12} {'Paddle 3.3.1':>12} {'ratio':>7}")
+            head = f"{'one process, samples/s':40} {'fleetgraph':>12} {'Paddle 3.3.1':>12} {'ratio':>7}"
+            print(f"{head}   peak RSS MB (ours)")
             for label, how, threads in (
                 ("train_from_dataset, 1 thread", "dataset", 1),
                 ("train_from_dataset, 2 threads", "dataset", 2),
@@ -258,7 +259,8 @@ def main() -> None:
             ):
                 ours = run_local(here, "fleetgraph", how, data, threads)
                 theirs = run_local(args.paddle331, "paddle", how, data, threads) if args.paddle331 else "not run"
-                print(f"{label:40} {cell(ours)} {cell(theirs)} {ratio(ours, theirs)}", flush=True)
+                rss = f"{ours['peak_rss_mb']:.0f}" if isinstance(ours, dict) else ""
+                print(f"{label:40} {cell(ours)} {cell(theirs)} {ratio(ours, theirs)}   {rss}", flush=True)
                 notes += [
                     f"{label}, {who}: {r}"
                     for who, r in (("fleetgraph", ours), ("Paddle", theirs))
