@@ -303,11 +303,11 @@ def test_bytes_on_the_wire_per_step_follow_the_ids_of_a_ctr_batch_not_the_table_
 
 def test_a_clipped_step_is_applied_only_with_the_scale_the_barrier_answer_leads_to():
     """With a global-norm clip, a pserver answers the send barrier with the sums of squares of the
-    gradient blocks it holds, refuses anything but the clip scale while that step waits, and applies
-    the step with the scale it gets."""
+    gradient blocks it holds, refuses a message that commits that step without the clip scale, and
+    applies the step with the scale that commits it."""
     import zmq
 
-    from fleetgraph.executor.comm.wire import Kind, decode, encode
+    from fleetgraph.executor.comm.wire import Kind, decode, encode, unpack_arrays
 
     ep = endpoints(1)[0]
     main, startup, _, _ = build("mlp", "momentum_decay_clip")
@@ -321,9 +321,9 @@ def test_a_clipped_step_is_applied_only_with_the_scale_the_barrier_answer_leads_
     sock = context.socket(zmq.DEALER)
     sock.setsockopt(zmq.LINGER, 0)
 
-    def ask(kind, name="", value=None, seq=[0]):  # noqa: B006 - the request counter
+    def ask(kind, name="", value=None, seq=[0], commit=0):  # noqa: B006 - the request counter
         seq[0] += 1
-        sock.send_multipart(encode(kind, name, value, sender=0, seq=seq[0]))
+        sock.send_multipart(encode(kind, name, value, sender=0, seq=seq[0], commit=commit))
         assert sock.poll(20000), f"no answer to {kind.name}"
         return decode(sock.recv_multipart())
 
@@ -337,10 +337,12 @@ def test_a_clipped_step_is_applied_only_with_the_scale_the_barrier_answer_leads_
                 assert ask(Kind.SEND, g, values[g]).kind == Kind.ACK
             squares = ask(Kind.SEND_BARRIER).value
             np.testing.assert_allclose(squares, [sum((v.astype(np.float64) ** 2).sum() for v in values.values())], 1e-5)
-            refused = ask(Kind.GET, "fc_1.b_0")
+            refused = ask(Kind.GET, "fc_1.b_0", commit=1)
             assert refused.kind == Kind.ERROR and "'@CLIP_SCALE@'" in refused.text
-            assert ask(Kind.SEND, "@CLIP_SCALE@", np.array([0.0], "float32")).kind == Kind.ACK
+            assert ask(Kind.SEND, "@CLIP_SCALE@", np.array([0.0], "float32"), commit=1).kind == Kind.ACK
             np.testing.assert_array_equal(ask(Kind.GET, "fc_1.b_0").value, before)  # a zero scale: no move
+            state = ask(Kind.STATE)
+            assert unpack_arrays(state.value)[state.name.split("\n").index("@STEPS@")].tolist() == [1]  # applied
             assert ask(Kind.COMPLETE).kind == Kind.ACK
             results = group.wait()
     finally:

@@ -6,7 +6,9 @@ proceed in parallel. Each thread that talks to the pservers (the training thread
 sockets of its own, which adds up what is pending for a variable and sends the sums. GEO pushes a
 parameter's change every k steps and pulls the merged value back; for a sparse table only the rows
 touched since the last push travel. Rows of a table on the pservers are fetched with `prefetch`.
-`traffic` counts the bytes this process sent and received.
+`traffic` counts the bytes this process sent and received. In sync mode, once every pserver answered
+a send barrier, the next message to each pserver commits that step (its header names the step: what
+applies it there, ps_server.py); after a barrier that failed anywhere, nothing commits it.
 """
 
 from __future__ import annotations
@@ -45,6 +47,29 @@ class Traffic:
             return self.sent, self.received, self.messages
 
 
+class _Commits:
+    """Sync: the send barriers of this trainer that every pserver answered, counted per pserver, and
+    the step each pserver is still to be told to commit: the next message to it, from whichever of
+    the trainer's threads, commits that step."""
+
+    def __init__(self) -> None:
+        self.passed: dict[str, int] = {}
+        self.due: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def passed_barrier(self, endpoints: list[str]) -> None:
+        with self._lock:
+            for ep in endpoints:
+                self.passed[ep] = self.due[ep] = self.passed.get(ep, 0) + 1
+
+    def take(self, endpoint: str) -> int:
+        """The step owed to `endpoint`, now no longer owed (0: none)."""
+        if not self.due:  # nothing owed (every message but the first after a barrier): no lock
+            return 0
+        with self._lock:
+            return self.due.pop(endpoint, 0)
+
+
 MAX_IN_FLIGHT = 64  # unanswered requests to one pserver before a trainer waits for answers
 BATCH_SENDS = 64  # queued sends to one pserver that leave without waiting for the next request
 
@@ -54,11 +79,13 @@ class _Connections:
     of its requests, so a request posted without waiting (`post`) is checked just before the next
     answer awaited on the same socket. Posted sends wait in `queued` and leave together, one
     SEND_BATCH per pserver answered once, before the next request that waits for its answer (or
-    once BATCH_SENDS are queued): a step's gradients cost a pserver one message, not one each."""
+    once BATCH_SENDS are queued): a step's gradients cost a pserver one message, not one each. The
+    next message to a pserver commits the step owed to it (`commits`), if any."""
 
-    def __init__(self, context, traffic: Traffic | None = None) -> None:
+    def __init__(self, context, traffic: Traffic | None = None, commits: _Commits | None = None) -> None:
         self.context = context
         self.traffic = traffic or Traffic()
+        self.commits = commits
         self.sockets: dict[str, object] = {}
         self.unanswered: dict[str, list[tuple[str, str, int]]] = {}
         self.queued: dict[str, list[tuple[str, object]]] = {}  # endpoint -> (name, value) of posted sends
@@ -120,7 +147,7 @@ class _Connections:
         messages = [encode(Kind.SEND, name, value, sender=self.sender, seq=self.seq) for name, value in queue_]
         if barrier:
             messages.append(encode(Kind.SEND_BARRIER, sender=self.sender, seq=self.seq))
-        frames = encode_batch(messages, sender=self.sender, seq=self.seq)
+        frames = encode_batch(messages, sender=self.sender, seq=self.seq, commit=self._commit_for(endpoint))
         self.socket(endpoint).send_multipart(frames, copy=False)
         self.traffic.count(sent=sum(len(f) if isinstance(f, bytes) else f.nbytes for f in frames))
         if barrier:
@@ -141,11 +168,27 @@ class _Connections:
             for endpoint, kind, name, value in items
         ]
         answers = []
-        for endpoint, name, seq in pending:
-            for earlier in self.unanswered.pop(endpoint, []):
-                self._answer(endpoint, *earlier)
-            answers.append(self._answer(endpoint, what, name, seq))
+        try:
+            for endpoint, name, seq in pending:
+                for earlier in self.unanswered.pop(endpoint, []):
+                    self._answer(endpoint, *earlier)
+                answers.append(self._answer(endpoint, what, name, seq))
+        except BaseException:
+            # answers left unread would come before those of the next requests: new sockets for those
+            for endpoint, _, _ in pending[len(answers) :]:
+                self._drop(endpoint)
+            raise
         return answers
+
+    def _drop(self, endpoint: str) -> None:
+        sock = self.sockets.pop(endpoint, None)
+        if sock is not None:
+            sock.close(linger=0)
+        self.unanswered.pop(endpoint, None)
+
+    def _commit_for(self, endpoint: str) -> int:
+        """The step the next message to `endpoint` commits (0: none)."""
+        return self.commits.take(endpoint) if self.commits is not None else 0
 
     def flush(self) -> None:
         """Send what is queued; check the answers of every request posted without waiting."""
@@ -157,7 +200,7 @@ class _Connections:
     def _send(self, endpoint: str, kind: Kind, name: str, value, sender: int) -> int:
         self.sender = sender
         self.seq += 1
-        frames = encode(kind, name, value, sender=sender, seq=self.seq)
+        frames = encode(kind, name, value, sender=sender, seq=self.seq, commit=self._commit_for(endpoint))
         self.socket(endpoint).send_multipart(frames, copy=False)
         self.traffic.count(sent=sum(len(f) if isinstance(f, bytes) else f.nbytes for f in frames))
         return self.seq
@@ -407,6 +450,7 @@ class PSClient:
         self.geo: dict[str, _GeoParam | _GeoTable] = {}
         self.merger: _Merger | None = None
         self.puller: _Puller | None = None
+        self.commits = _Commits()
         self.started = False  # past the first fetch barrier
         self.completed = False
 
@@ -415,7 +459,7 @@ class PSClient:
         """This thread's sockets."""
         conn = getattr(self._local, "connections", None)
         if conn is None:
-            conn = self._local.connections = _Connections(self.context, self.traffic)
+            conn = self._local.connections = _Connections(self.context, self.traffic, self.commits)
             with self._lock:
                 self._all_connections.append(conn)
         return conn
@@ -522,10 +566,12 @@ class PSClient:
         self.connections.hinted.append(_Prefetch(names, epmap, sections, ids, width, dtype))
 
     def send_barrier(self, endpoints: list[str], trainer_id: int) -> list[np.ndarray]:
-        """Wait until every pserver has every live trainer's gradients of the step. With a norm clip
-        each pserver answers its sums of squares (one per norm group): returned as one
-        [pservers, groups] array, the op's output; otherwise nothing."""
+        """Wait until every pserver has every live trainer's gradients of the step; only then does
+        the next message to each pserver commit the step there. With a norm clip each pserver
+        answers its sums of squares (one per norm group): returned as one [pservers, groups] array,
+        the op's output; otherwise nothing."""
         answers = self._barrier("send_barrier", Kind.SEND_BARRIER, endpoints, trainer_id)
+        self.commits.passed_barrier(endpoints)
         values = [a.value for a in answers]
         if all(v is None for v in values):
             return []

@@ -3,15 +3,17 @@ answer parameter fetches, and return once every trainer has said it is done.
 
 Sync mode: gradients wait until every live trainer has reached the send barrier; then the step is
 prepared (with a norm clip, the clip block averages the gradients and sums their squares, which the
-barrier's answer carries) and the barrier answered, and every optimize block runs once at the next
-message from any trainer (which a trainer sends only after every pserver answered its barrier: so
-the pservers of a job apply a step all or none, whenever a trainer dies; with a norm clip, that
-message is the clip scale the trainer put together from every pserver's answer). A trainer's first
-fetch barrier (its startup program ends with one) waits until every live trainer has its first
-parameters, in every mode, so that no trainer trains alone before the others start; later fetch
-barriers are answered at once: the parameters change only when every trainer reached the next send
-barrier, and each trainer's gradient is kept apart, so a trainer running ahead cannot change what a
-slower one fetches.
+barrier's answer carries) and the barrier answered, and every optimize block runs once at a message
+that commits the step (its header names the step: wire.py's FLAG_COMMIT), as a trainer's next
+message to each pserver does once every pserver answered its barrier (with a norm clip, that message
+brings the clip scale the trainer put together from their answers); any other message comes from a
+trainer that some pserver did not answer, and discards the step: so the pservers of a job apply a
+step all or none, whenever a trainer dies and whatever the trainers still alive send then (see
+`_settle`). A trainer's first fetch barrier (its startup program ends with one) waits until every
+live trainer has its first parameters, in every mode, so that no trainer trains alone before the
+others start; later fetch barriers are answered at once: the parameters change only when every
+trainer reached the next send barrier, and each trainer's gradient is kept apart, so a trainer
+running ahead cannot change what a slower one fetches.
 A trainer that said it is done no longer counts at the barriers: its gradient copy is replaced by
 the mean of the live trainers' copies, so the block's sum and 1/trainers scale average over the
 trainers still training. Async, half-async and GEO: a received variable's optimize block runs on
@@ -77,6 +79,7 @@ class PServer:
         self.received: set[str] = set()  # sync: the gradient copies received for the coming step
         self.gate = Gate("open")  # which connection proved which trainer (with a job secret)
         self.prepared = False  # sync: every live trainer's barrier is in, the step not yet applied
+        self.discarded = ""  # sync: the last prepared step that nothing committed, and what came instead
         self.wait_since: dict[Kind, float] = {}  # when the first trainer came to wait at a barrier
         self.expired = ""  # who waited for whom at the last barrier that timed out
 
@@ -147,12 +150,11 @@ class PServer:
             self._refuse(identity, msg, f"sender {msg.sender} is not a training trainer (live: {sorted(self.live)})")
             return
         self.last_message = time.monotonic()
-        if self.prepared and msg.kind != Kind.SEND_BARRIER:
-            try:
-                self._commit(msg, batch)
-            except _Refused as e:
-                self._refuse(identity, msg, str(e))
-                return
+        try:
+            self._settle(msg, batch)
+        except _Refused as e:
+            self._refuse(identity, msg, str(e))
+            return
         if batch is not None:
             try:
                 self._on_batch(identity, msg, batch)
@@ -261,8 +263,8 @@ class PServer:
 
     def _on_state(self, identity: bytes, msg: Message) -> None:
         """Every persistable this pserver holds, at a step boundary (a prepared sync step was committed
-        on this message's arrival): a table as its rows' global ids (`name@IDS`) and rows (`name@ROWS`);
-        `@STEPS@` the steps it applied."""
+        or discarded on this message's arrival): a table as its rows' global ids (`name@IDS`) and
+        rows (`name@ROWS`); `@STEPS@` the steps it applied."""
         names, values = ["@STEPS@"], [np.array([self.steps], dtype=np.int64)]
         for name, var in sorted(self.vars.items()):
             value = self.env.get(name) if var.persistable else None
@@ -334,7 +336,7 @@ class PServer:
             squares = None
             if kind == Kind.SEND_BARRIER:
                 squares = self._prepare()
-                self.prepared = True  # applied at the next message: see _commit
+                self.prepared = True  # applied when a message commits it, discarded at any other: _settle
             senders = sorted(waiting)
             for receiver, (identity, seq, _) in waiting.items():
                 if kind == Kind.WORKER_EXCHANGE:
@@ -374,6 +376,8 @@ class PServer:
                 self._reply(identity, encode(Kind.ERROR, seq=seq, text=why))
             self.waiting[kind].clear()
             del self.wait_since[kind]
+            # the trainers told get a whole timeout to act on it (save a checkpoint, say they are done)
+            self.last_message = now
 
     def _step_schedule(self, sync: bool = False) -> None:
         """The learning-rate schedule's block, once per optimization round: a sync step, or (async,
@@ -397,18 +401,36 @@ class PServer:
         self.ctx.run_block(self.clip_block)
         return np.asarray(self.env[self.clip_squares])
 
-    def _commit(self, msg: Message, batch: list[Message] | None) -> None:
-        """Apply the prepared sync step. A trainer sends anything after its send barrier only once
-        every pserver has answered it, and a pserver answers only with every live trainer's
-        gradients in: so the first later message from any trainer proves that every pserver can
-        apply this step, and a trainer that dies between its barriers to two pservers leaves all of
-        them on the same step (none applies it). With a norm clip that message is the clip scale,
-        which every trainer puts together alike from all the pservers' answers."""
+    def _settle(self, msg: Message, batch: list[Message] | None) -> None:
+        """Sync: apply the prepared step at a message that commits it (`msg.commit`, the step's
+        number), which a trainer sends only once every pserver answered its send barrier, and a
+        pserver answers only with every live trainer's gradients in: so every pserver can apply it.
+        Committing a step applied already (another trainer's commit came first) changes nothing.
+        Any other message from a live trainer while a step is prepared comes from a trainer that
+        some pserver did not answer (another trainer died between its barriers to two pservers, and
+        this one now closes, saves a checkpoint or tries again): no trainer can commit the step on
+        every pserver any more, so it is discarded, and every pserver stays on the step before."""
+        if self.mode != SYNC:
+            return
+        if msg.commit > self.steps:
+            if not (self.prepared and msg.commit == self.steps + 1):
+                now = f"step {self.steps + 1} prepared" if self.prepared else self.discarded or "no step prepared"
+                raise _Refused(f"commit of step {msg.commit}: expected step {self.steps + 1} prepared, got {now}")
+            self._commit(msg.sender, batch or [msg])
+        elif self.prepared:
+            self.prepared = False
+            self.received.clear()
+            self.discarded = f"step {self.steps + 1} discarded at {msg.describe()}, which did not commit it"
+            log.warning("pserver %s: %s (its sender did not hear every pserver answer)", self.endpoint, self.discarded)
+
+    def _commit(self, sender: int, messages: list[Message]) -> None:
+        """Apply the prepared sync step; with a norm clip, the clip scale comes in the batch that
+        commits it (every trainer puts it together alike from all the pservers' answers)."""
         if self.clip_scale is not None:
-            name = self.clip_scale if self.fanin == 1 else f"{self.clip_scale}.trainer_{msg.sender}"
-            scale = [m for m in (batch or [msg]) if m.kind == Kind.SEND and m.name == name]
+            name = self.clip_scale if self.fanin == 1 else f"{self.clip_scale}.trainer_{sender}"
+            scale = [m for m in messages if m.kind == Kind.SEND and m.name == name]
             if not scale:
-                raise _Refused(f"the step prepared at the send barrier waits for {name!r}; expected it first")
+                raise _Refused(f"committing step {self.steps + 1} waits for {name!r}; expected it in the same batch")
             _check_value(self.vars[name], scale[0])
             self.env[self.clip_scale] = scale[0].value
         self.prepared = False
@@ -435,8 +457,9 @@ class PServer:
         self._reply(identity, encode(Kind.ERROR, msg.name, seq=msg.seq, text=why))
 
     def _check_silence(self) -> None:
-        """Nothing at all from any trainer for the timeout: a trainer died (the others may be
-        blocked waiting for it) or never started."""
+        """Nothing at all from any trainer for the timeout (or since the trainers waiting at a
+        barrier were told it expired): a trainer died (the others may be blocked waiting for it) or
+        never started."""
         waited = time.monotonic() - self.last_message
         if waited <= self.timeout:
             return
@@ -451,7 +474,9 @@ class PServer:
         raise CommTimeout(
             f"listen_and_serv {self.endpoint}: no message from trainers {sorted(self.live)} for "
             f"{waited:.1f} s{detail} (FLEETGRAPH_RPC_TIMEOUT={self.timeout:g}); stopped after {self.steps} "
-            "optimization steps" + (", the next one prepared but not applied" if self.prepared else "")
+            "optimization steps"
+            + (", the next one prepared but not applied" if self.prepared else "")
+            + (f" ({self.discarded})" if self.discarded else "")
         )
 
     def _write_back(self) -> None:

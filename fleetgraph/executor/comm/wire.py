@@ -6,7 +6,8 @@ dims. A dense array travels as one payload frame; a SelectedRows as a rows frame
 values frame; a LoDTensor as a LoD frame (int64: the number of levels, each level's length, then
 the offsets of every level) before its payload; an error as one UTF-8 text frame. No pickle: a
 payload is only ever read as the dtype and shape its header declares, and `decode` checks the sizes
-agree (and the LoD describes the rows) before touching it.
+agree (and the LoD describes the rows) before touching it. A message that is no SelectedRows may
+set FLAG_COMMIT: its height is then the sync step it commits before anything else (ps_server.py).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from ...ops.selected_rows import SelectedRows
 
 MAGIC = b"FGW1"
 _FIXED = struct.Struct("<4sBBBBiQqH")
-FLAG_SPARSE, FLAG_LOD = 1, 2
+FLAG_SPARSE, FLAG_LOD, FLAG_COMMIT = 1, 2, 4
 MAX_NDIM = 16
 MAX_ELEMENTS = 1 << 48  # more than any process could hold
 MAX_LOD_LEVELS = 8
@@ -66,6 +67,7 @@ class Message:
     seq: int = 0
     value: np.ndarray | SelectedRows | LoDTensor | None = None
     text: str = ""
+    commit: int = 0  # sync: the step this message commits before anything else (FLAG_COMMIT), else 0
 
     def describe(self) -> str:
         what = ""
@@ -79,7 +81,9 @@ class Message:
         return isinstance(self.value, SelectedRows)
 
 
-def encode(kind: Kind, name: str = "", value=None, *, sender: int = -1, seq: int = 0, text: str = "") -> list:
+def encode(
+    kind: Kind, name: str = "", value=None, *, sender: int = -1, seq: int = 0, text: str = "", commit: int = 0
+) -> list:
     """Frames for one message; array payloads are the arrays' own buffers (send with copy=False)."""
     name_bytes = name.encode("utf-8")
     flags, height, payload = 0, 0, []
@@ -106,6 +110,10 @@ def encode(kind: Kind, name: str = "", value=None, *, sender: int = -1, seq: int
         dtype, shape = 0, ()
     if kind == Kind.ERROR:
         payload = [text.encode("utf-8")]
+    if commit:
+        if flags & FLAG_SPARSE:
+            raise WireError(f"encode {name!r}: a SelectedRows header holds its height; expected no COMMIT with it")
+        flags, height = flags | FLAG_COMMIT, commit
     header = _FIXED.pack(MAGIC, int(kind), dtype, len(shape), flags, sender, seq, height, len(name_bytes))
     header += name_bytes + struct.pack(f"<{len(shape)}q", *shape)
     return [header] + payload
@@ -134,7 +142,7 @@ def decode(frames) -> Message:
     except UnicodeDecodeError:
         raise WireError("variable name is not UTF-8") from None
     shape = struct.unpack_from(f"<{ndim}q", head, _FIXED.size + name_len)
-    message = Message(kind, name, sender, seq)
+    message = Message(kind, name, sender, seq, commit=height if flags & FLAG_COMMIT else 0)
     if kind == Kind.ERROR:
         message.text = bytes(_buffer(frames[1])).decode("utf-8", "replace") if len(frames) > 1 else ""
         return message
@@ -145,6 +153,8 @@ def decode(frames) -> Message:
     if dtype >= len(DTYPES) or any(d < 0 for d in shape):
         raise WireError(f"{kind.name} {name!r}: bad dtype code {dtype} or shape {list(shape)}")
     sparse, lod = bool(flags & FLAG_SPARSE), bool(flags & FLAG_LOD)
+    if sparse and flags & FLAG_COMMIT:
+        raise WireError(f"{kind.name} {name!r}: flags say both SelectedRows and COMMIT; expected at most one")
     if sparse and lod:
         raise WireError(f"{kind.name} {name!r}: flags say both SelectedRows and LoD; expected at most one")
     if (sparse or lod) and not shape:
@@ -258,10 +268,11 @@ def unpack_arrays(buf: np.ndarray) -> list[np.ndarray]:
 # -- several SEND messages as one -------------------------------------------------------------------
 
 
-def encode_batch(messages: list[list], *, sender: int, seq: int) -> list:
+def encode_batch(messages: list[list], *, sender: int, seq: int, commit: int = 0) -> list:
     """Frames of one SEND_BATCH: its header, the frame count of each message, then their frames."""
     counts = np.asarray([len(m) for m in messages], dtype=np.int64)
-    return encode(Kind.SEND_BATCH, value=counts, sender=sender, seq=seq) + [f for m in messages for f in m]
+    head = encode(Kind.SEND_BATCH, value=counts, sender=sender, seq=seq, commit=commit)
+    return head + [f for m in messages for f in m]
 
 
 def decode_batch(batch: Message, frames) -> list[Message]:
