@@ -5,7 +5,9 @@
 
 Trainer t trains on rows [t*B, (t+1)*B) of each global batch of N*B rows (see global_batches),
 then saves its parameters. With --dataset it writes those rows to a MultiSlot file first and trains
-with train_from_dataset (one reader thread: the batches keep their order).
+with train_from_dataset (one reader thread: the batches keep their order). A trainer whose training
+fails can save a checkpoint (--save_on_error) and say it is done (--close_on_error) before it fails,
+as a script does in an `except` or `finally`.
 """
 
 import argparse
@@ -131,6 +133,14 @@ def main() -> None:
     p.add_argument("--batches_for", default="", help="trainer:steps,... trainers that stop early")
     p.add_argument("--out", default="")
     p.add_argument("--dataset", action="store_true", help="train_from_dataset from a MultiSlot file of the rows")
+    p.add_argument("--ready", default="", help="a file created once the first step is done")
+    p.add_argument("--close_on_error", action="store_true", help="exe.close() when training fails")
+    p.add_argument(
+        "--save_on_error",
+        default="",
+        help="when training fails, save_persistables (the pservers' state) to this directory, and this "
+        "trainer's parameters to DIR.held.npz",
+    )
     args = p.parse_args()
 
     main_prog, startup, loss, feed_names = build(args.model, args.optimizer)
@@ -174,28 +184,44 @@ def main() -> None:
         {k: v[trainer_id * args.batch : (trainer_id + 1) * args.batch] for k, v in feed.items()}
         for feed in global_batches(args.model, steps, args.batch * args.trainers)
     )
-    if args.dataset:
-        train_from_file(exe, trainer_prog, list(shards), args.batch, args.out + ".data")
-    for shard in shards if not args.dataset else ():
-        losses.append(float(exe.run(trainer_prog, feed=shard, fetch_list=[loss])[0][0]))
-        if trainer_prog.lr_scheduler is not None:  # a paddle.optimizer.lr scheduler steps once per batch
-            trainer_prog.lr_scheduler.step()
-    averaged = averaged_params(exe, main_prog, paddle.static.global_scope())
-    exe.close()
     scope = paddle.static.global_scope()
     on_pservers = {p.param for p in t.plan.tables} if args.mode != "geo" else set()  # trainers hold a placeholder
-    params = {
-        p.name: scope.vars[p.name].to_dense()
-        if isinstance(scope.vars[p.name], SparseTable)
-        else np.array(scope.vars[p.name])
-        for p in main_prog.all_parameters()
-        if p.name not in on_pservers
-    }
+    if args.dataset:
+        train_from_file(exe, trainer_prog, list(shards), args.batch, args.out + ".data")
+    try:
+        for shard in shards if not args.dataset else ():
+            losses.append(float(exe.run(trainer_prog, feed=shard, fetch_list=[loss])[0][0]))
+            if args.ready and len(losses) == 1:
+                open(args.ready, "w").close()
+            if trainer_prog.lr_scheduler is not None:  # a paddle.optimizer.lr scheduler steps once per batch
+                trainer_prog.lr_scheduler.step()
+    except Exception:
+        try:
+            if args.save_on_error:
+                np.savez(args.save_on_error + ".held.npz", **trainer_params(scope, main_prog, on_pservers))
+                paddle.fluid.io.save_persistables(exe, args.save_on_error, trainer_prog)
+        finally:
+            if args.close_on_error:
+                exe.close()
+        raise
+    averaged = averaged_params(exe, main_prog, scope)
+    exe.close()
+    params = trainer_params(scope, main_prog, on_pservers)
     params.update(averaged)
     if args.out:  # without --out, np.savez would write '.npz' into the working directory
         np.savez(args.out, losses=np.array(losses), **params)
     if losses:
         print(f"trainer {trainer_id}: {len(losses)} steps, loss {losses[0]:.4f} -> {losses[-1]:.4f}")
+
+
+def trainer_params(scope, main_prog, on_pservers: set) -> dict:
+    """The parameters this trainer holds (a local table densely), by name."""
+    params = {}
+    for p in main_prog.all_parameters():
+        if p.name not in on_pservers:
+            value = scope.vars[p.name]
+            params[p.name] = value.to_dense() if isinstance(value, SparseTable) else np.array(value)
+    return params
 
 
 def train_from_file(exe, program, shards: list[dict], batch: int, path: str) -> None:
