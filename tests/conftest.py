@@ -1,3 +1,6 @@
+"""Shared test set-up: every program the executor prepares is verified, and under CI=true a test
+that skips fails instead (GPU tests excepted), so no test silently stops running in CI."""
+
 import os
 import sys
 
@@ -20,3 +23,37 @@ def _verify_every_program_the_executor_prepares(monkeypatch):
         prepare(self, block, xp)
 
     monkeypatch.setattr(executor._Plan, "__init__", verified)
+
+
+# -- under CI=true, a skip is a failure --------------------------------------------------------------
+# CI installs every tool a test needs (.ci/run), so a skip there means a tool went missing or a test
+# was switched off. The exception is a test marked `gpu` (CI has no GPU); it skips per test, so a GPU
+# test module must not skip at import.
+
+
+def _in_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
+
+
+def _fail_the_skip(report, where: str) -> None:
+    reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+    report.outcome = "failed"
+    report.longrepr = (
+        f"{where}: skipped under CI={os.environ['CI']}; expected every test to run (only tests marked "
+        f"`gpu` may skip), got {reason}; hint: install what it needs in .ci/run"
+    )
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    report = (yield).get_result()
+    # an xfail is reported as a skip carrying `wasxfail`: it ran
+    if report.skipped and not hasattr(report, "wasxfail") and item.get_closest_marker("gpu") is None and _in_ci():
+        _fail_the_skip(report, item.nodeid)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector):
+    report = (yield).get_result()
+    if report.skipped and _in_ci():  # a module-level importorskip or pytest.skip(allow_module_level=True)
+        _fail_the_skip(report, collector.nodeid)
