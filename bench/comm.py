@@ -157,8 +157,10 @@ def ring_worker(rank: int, endpoints: list[str], transport: str) -> None:
 
             describe = f"pieces of {shm.SEGMENT_BYTES // MB} MB, POSIX semaphores"
         else:
-            pieces = f"{ring_module.MIN_PIECE_BYTES // MB}-{ring_module.PIECE_BYTES // MB} MB"
-            describe = f"up to {ring_module.PIECES_PER_CHUNK} pieces of {pieces} per chunk"
+            from fleetgraph.executor.comm import chunks
+
+            pieces = f"{chunks.MIN_PIECE_BYTES // MB}-{chunks.PIECE_BYTES // MB} MB"
+            describe = f"up to {chunks.PIECES_PER_CHUNK} pieces of {pieces} per chunk"
         serve(workload, describe)
         ring.barrier()
     finally:

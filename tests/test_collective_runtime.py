@@ -18,9 +18,10 @@ from models import global_batches
 
 import fleetgraph as paddle
 from fleetgraph.executor.comm import ring as ring_module
-from fleetgraph.executor.comm import security, shm
+from fleetgraph.executor.comm import chunks, security, shm
+from fleetgraph.executor.comm.collective import RingError
 from fleetgraph.executor.comm.config import CommTimeout
-from fleetgraph.executor.comm.ring import Ring, RingError
+from fleetgraph.executor.comm.ring import Ring
 from fleetgraph.executor.comm.wire import Kind, encode
 from fleetgraph.ops.collective import coalesced_offsets
 
@@ -107,7 +108,7 @@ def test_allreduce_sums_every_size_in_place(nranks, transport):
 
 @pytest.mark.parametrize("nranks", [2, 4])
 def test_allreduce_and_broadcast_in_many_small_pieces(monkeypatch, nranks, transport):
-    monkeypatch.setattr(ring_module, "PIECE_BYTES", 1000)  # chunks of dozens of pieces, interleaved
+    monkeypatch.setattr(chunks, "PIECE_BYTES", 1000)  # chunks of dozens of pieces, interleaved
     monkeypatch.setattr(shm, "SEGMENT_BYTES", 4096)  # a last piece shorter than the others
 
     def body(ring):
@@ -469,17 +470,17 @@ def test_an_unknown_ring_transport_is_one_clear_error(monkeypatch):
 
 def test_pieces_cover_each_chunk_as_array_split_does():
     for size, n in [(0, 3), (1, 3), (5, 3), (10**6 + 3, 4)]:
-        pieces = ring_module._pieces(size, n, 4)
-        chunks = np.array_split(np.arange(size), n)
-        for chunk, chunk_pieces in zip(chunks, pieces):
+        pieces = chunks.pieces(size, n, 4)
+        expected = np.array_split(np.arange(size), n)
+        for chunk, chunk_pieces in zip(expected, pieces):
             covered = np.concatenate([np.arange(a, b) for a, b in chunk_pieces])
             np.testing.assert_array_equal(covered, chunk)
-            assert all(b - a <= ring_module.PIECE_BYTES // 4 for a, b in chunk_pieces)
+            assert all(b - a <= chunks.PIECE_BYTES // 4 for a, b in chunk_pieces)
 
 
 def test_the_schedule_sends_every_message_once_and_after_the_one_it_forwards():
     for steps, count, window in [(2, 1, 1), (2, 8, 2), (4, 5, 2), (6, 3, 3)]:
-        order = ring_module._schedule(steps, count, window)
+        order = chunks.schedule(steps, count, window)
         assert sorted(order) == [(s, p) for s in range(steps) for p in range(count)]
         position = {message: i for i, message in enumerate(order)}
         assert all(position[(s - 1, p)] < position[(s, p)] for s, p in order if s > 0)

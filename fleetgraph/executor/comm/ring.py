@@ -18,7 +18,7 @@ All-reduce steps (n ranks; the flattened array split into n chunks as `np.array_
 chunk cut into the same number of pieces, of at most PIECE_BYTES, so that sending, receiving and
 adding overlap):
   1. send the first WINDOW pieces of this rank's chunk r to rank r+1, zero-copy from the array;
-  2. receive the messages in the order the previous rank sends them (`_schedule`). A
+  2. receive the messages in the order the previous rank sends them (`chunks.schedule`). A
      reduce-scatter message (step s < n-1, chunk r-1-s) is added into the array in place and the
      sum sent on: after step n-2 it is the sum over every rank, and its sending starts the
      all-gather. An all-gather message is copied into place and the received buffer itself is
@@ -47,19 +47,12 @@ from concurrent.futures import Future, ThreadPoolExecutor
 import numpy as np
 
 from ...ir import FleetgraphError
+from .chunks import PIECE_BYTES, pieces, pieces_of, schedule, split
+from .collective import RingError
 from .config import CommTimeout, bind_address, ring_transport, rpc_timeout
-from .wire import DTYPES, Kind, Message, WireError, decode, encode
+from .ring_io import Io
+from .wire import DTYPES, Kind, WireError, decode, encode
 
-# Pieces of a chunk: PIECES_PER_CHUNK of them, so that a rank adds piece i while piece i+1 is on
-# the wire, but none smaller than MIN_PIECE_BYTES, where the per-message costs (thread wake-ups,
-# Python) start to outweigh the overlap, nor larger than PIECE_BYTES, so that ZeroMQ's receive
-# buffers stay small. Measured on 2 cores: 1 MiB pieces cost 25% more CPU per 64 MB all-reduce
-# than these; 2 to 4 MiB pieces, two or four per chunk, differed by less than the noise. The
-# kernel's socket buffers are left to its autotuning: fixing them (SNDBUF/RCVBUF) measured no
-# better.
-PIECE_BYTES = 4 << 20
-MIN_PIECE_BYTES = 2 << 20
-PIECES_PER_CHUNK = 4
 INBOX_QUEUE = 64  # pieces
 # How long close() lets queued messages drain to a live peer before dropping them.
 LINGER_MS = 2000
@@ -80,12 +73,9 @@ _TRIM_THRESHOLD_BYTES = 64 << 20
 _heap_kept = False
 
 
-class RingError(FleetgraphError):
-    """The ranks of a ring disagree: a malformed message, or one from another step or operation."""
-
-
 class Ring:
-    """`nranks` processes in a ring; rank `rank` listens on `endpoints[rank]` ('ip:port')."""
+    """`nranks` processes in a ring; rank `rank` listens on `endpoints[rank]` ('ip:port').
+    A `collective.Collective`; its shared-memory path is a `collective.Transport`."""
 
     def __init__(self, context, nranks: int, rank: int, endpoints: list[str], ring_id: int = 0) -> None:
         self.nranks, self.rank, self.ring_id = _checked(nranks, rank, endpoints, ring_id)
@@ -269,7 +259,7 @@ class Ring:
         around the ring, so from then on what this rank sends arrives. Sequence 0 is the
         handshake's: receivers drop late copies."""
         n = self.nranks
-        io = _Io(self, 0, "hello", "c_comm_init", "", None)
+        io = Io(self, 0, "hello", "c_comm_init", "", None)
         timeout = rpc_timeout()
         deadline = time.monotonic() + timeout
         level = sent = -1  # the latest hello received, and sent
@@ -399,17 +389,17 @@ class Ring:
     def _allreduce(self, flat: np.ndarray, op: str, what: str, name: str) -> None:
         n, r = self.nranks, self.rank
         steps = 2 * (n - 1)
-        io = _Io(self, self._next_seq(), op, what, name, flat.dtype)
-        pieces = _pieces(flat.size, n, flat.itemsize)
-        count = len(pieces[0])
+        io = Io(self, self._next_seq(), op, what, name, flat.dtype)
+        ranges = pieces(flat.size, n, flat.itemsize)
+        count = len(ranges[0])
         window = min(WINDOW, count)
         for p in range(window):  # step 1
-            a, b = pieces[r][p]
+            a, b = ranges[r][p]
             io.send(0, r, p, flat[a:b])
         trackers = []
-        for step, p in _schedule(steps, count, window):  # step 2
+        for step, p in schedule(steps, count, window):  # step 2
             c = (r - step - 1) % n if step < n - 1 else (r - step + n - 1) % n
-            a, b = pieces[c][p]
+            a, b = ranges[c][p]
             got = io.recv(step, c, p, b - a)
             part = flat[a:b]
             if step < n - 1:  # reduce-scatter: add, and send the sum on
@@ -423,7 +413,7 @@ class Ring:
                 if step + 1 < steps:
                     io.send(step + 1, c, p, got)
             if step == 0 and p + window < count:
-                a, b = pieces[r][p + window]
+                a, b = ranges[r][p + window]
                 io.send(0, r, p + window, flat[a:b])
         io.wait_sent(trackers)  # step 3
 
@@ -431,8 +421,8 @@ class Ring:
         """The root sends its pieces to the next rank; every other rank keeps each piece it
         receives and forwards the received buffer, unless the next rank is the root."""
         n = self.nranks
-        io = _Io(self, self._next_seq(), "broadcast", "c_broadcast", name, flat.dtype)
-        pieces = _split(0, flat.size, _pieces_of(flat.size, flat.itemsize))
+        io = Io(self, self._next_seq(), "broadcast", "c_broadcast", name, flat.dtype)
+        pieces = split(0, flat.size, pieces_of(flat.size, flat.itemsize))
         hop = (self.rank - root) % n
         if hop == 0:
             io.wait_sent([io.send(0, root, p, flat[a:b], track=True) for p, (a, b) in enumerate(pieces)])
@@ -452,107 +442,6 @@ class Ring:
         return f"{what}{name} on ring {self.ring_id}, rank {self.rank}"
 
 
-class _Io:
-    """Sends and checked receives of one collective operation on a ring."""
-
-    __slots__ = ("ring", "seq", "op", "what", "name", "dtype", "sender")
-
-    def __init__(self, ring: Ring, seq: int, op: str, what: str, name: str, dtype) -> None:
-        self.ring, self.seq, self.op, self.what, self.name, self.dtype = ring, seq, op, what, name, dtype
-        self.sender = (ring.rank - 1) % ring.nranks
-
-    def send(self, step: int, chunk: int, piece: int, part: np.ndarray, track: bool = False):
-        header, payload = encode(
-            Kind.RING, f"{self.op}:{step}:{chunk}:{piece}", part, sender=self.ring.rank, seq=self.seq
-        )
-        outbox = self.ring._outbox
-        try:
-            outbox.send(header, self.ring._zmq.SNDMORE)
-            return outbox.send(payload, copy=False, track=track)
-        except self.ring._zmq.Again:
-            raise CommTimeout(
-                f"{self.where()}: cannot queue a message for {self.ring.next} after {rpc_timeout()} s "
-                "(FLEETGRAPH_RPC_TIMEOUT)"
-            ) from None
-
-    def recv(self, step: int, chunk: int, piece: int, count: int) -> np.ndarray:
-        """The checked payload of the next message, which must be (step, chunk, piece) of this
-        operation and hold `count` values of this operation's dtype."""
-        ring, zmq = self.ring, self.ring._zmq
-        while True:
-            try:
-                frames = ring._inbox.recv_multipart(zmq.NOBLOCK, copy=False)
-            except zmq.Again:
-                timeout = rpc_timeout()
-                if not ring._inbox.poll(timeout * 1000, zmq.POLLIN):
-                    raise CommTimeout(
-                        f"{self.where()}: nothing from {ring.prev} after {timeout} s (FLEETGRAPH_RPC_TIMEOUT)"
-                    ) from None
-                frames = ring._inbox.recv_multipart(copy=False)
-            frames = ring._take(frames)
-            if frames is None:
-                continue
-            message = self.decode(frames)
-            if message.seq != 0 or message.kind != Kind.RING:
-                break  # else a late copy of a handshake hello
-        self.check(message, step, chunk, piece)
-        value = message.value
-        if not isinstance(value, np.ndarray) or value.dtype != self.dtype or value.size != count:
-            raise RingError(
-                f"{self.where()}: {_describe(self.seq, message.name)} from {ring.prev}: expected {count} "
-                f"{self.dtype} values, got {message.describe()}; hint: the ranks disagree on the array's shape "
-                "or dtype"
-            )
-        return value.reshape(-1)
-
-    def decode(self, frames) -> Message:
-        try:
-            return decode(frames)
-        except WireError as e:
-            raise RingError(f"{self.where()}: malformed message from {self.ring.prev}: {e}") from None
-
-    def hello_level(self, frames, nranks: int) -> int:
-        message = self.decode(frames)
-        step = message.name.split(":")[1] if message.name.count(":") == 3 else ""
-        if not step.isdigit() or int(step) >= nranks:
-            step = "0"  # not a hello: check() names what came instead
-        self.check(message, int(step), 0, 0)
-        return int(step)
-
-    def check(self, message: Message, step: int, chunk: int, piece: int) -> None:
-        tag = f"{self.op}:{step}:{chunk}:{piece}"
-        if message.kind != Kind.RING or message.seq != self.seq or message.name != tag or message.sender != self.sender:
-            raise RingError(
-                f"{self.where()}: from {self.ring.prev} expected {_describe(self.seq, tag)} from rank {self.sender}, "
-                f"got {message.kind.name} {_describe(message.seq, message.name)} from rank {message.sender}; "
-                "hint: every rank must run the same collective operations in the same order"
-            )
-
-    def wait_sent(self, trackers) -> None:
-        timeout = rpc_timeout()
-        deadline = time.monotonic() + timeout
-        for tracker in trackers:
-            if tracker is None or tracker.done:
-                continue
-            try:
-                tracker.wait(max(0.0, deadline - time.monotonic()))
-            except self.ring._zmq.NotDone:
-                raise CommTimeout(
-                    f"{self.where()}: {self.ring.next} did not take the data after {timeout} s (FLEETGRAPH_RPC_TIMEOUT)"
-                ) from None
-
-    def where(self) -> str:
-        return self.ring._where(self.what, self.name)
-
-
-def _describe(seq: int, tag: str) -> str:
-    parts = tag.split(":")
-    if len(parts) != 4:
-        return f"operation {seq} message {tag!r}"
-    op, step, chunk, piece = parts
-    return f"{op} #{seq} step {step} chunk {chunk} piece {piece}"
-
-
 def _target(array, what: str, name: str, writable: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """(result, its flat view): the array itself when it can be used in place (written, unless
     `writable` is false), else a contiguous copy."""
@@ -568,47 +457,6 @@ def _target(array, what: str, name: str, writable: bool = True) -> tuple[np.ndar
 
 def _nbytes(array) -> int:
     return int(getattr(array, "nbytes", 0))
-
-
-def _split(start: int, stop: int, count: int) -> list[tuple[int, int]]:
-    """[start, stop) in `count` near-equal ranges, the longer ones first (as np.array_split)."""
-    q, rem = divmod(stop - start, count)
-    bounds, at = [], start
-    for i in range(count):
-        end = at + q + (i < rem)
-        bounds.append((at, end))
-        at = end
-    return bounds
-
-
-def _pieces_of(size: int, itemsize: int) -> int:
-    """How many pieces `size` values travel in: PIECES_PER_CHUNK where that keeps them between
-    MIN_PIECE_BYTES and PIECE_BYTES, else as few as keep them within those bounds."""
-    nbytes = size * itemsize
-    return max(1, -(-nbytes // PIECE_BYTES), min(PIECES_PER_CHUNK, nbytes // MIN_PIECE_BYTES))
-
-
-def _pieces(size: int, nranks: int, itemsize: int) -> list[list[tuple[int, int]]]:
-    """Per chunk (np.array_split of `size` into `nranks`), the element ranges of its pieces: the
-    same number of pieces in every chunk, so that every rank follows the same schedule."""
-    chunks = _split(0, size, nranks)
-    count = _pieces_of(chunks[0][1] - chunks[0][0], itemsize)
-    return [_split(a, b, count) for a, b in chunks]
-
-
-def _schedule(steps: int, count: int, window: int) -> list[tuple[int, int]]:
-    """The (step, piece) messages of an all-reduce in the order a rank sends them, which is the
-    order it receives them in too: `window` pieces of its own chunk, then, for each message
-    received, the message it lets this rank send (the same piece one step on) and, for a step-0
-    message, the next piece of its own chunk. All-gather pieces thus leave right after their sum
-    is computed, interleaved with the rest of the reduce-scatter, rather than after all of it."""
-    order = [(0, p) for p in range(window)]
-    for step, p in order:  # grows while it is walked
-        if step + 1 < steps:
-            order.append((step + 1, p))
-        if step == 0 and p + window < count:
-            order.append((0, p + window))
-    return order
 
 
 def _keep_heap_memory() -> None:

@@ -55,8 +55,9 @@ import time
 
 import numpy as np
 
+from .chunks import split
+from .collective import RingError
 from .config import CommTimeout, rpc_timeout
-from .ring import RingError, _split
 
 log = logging.getLogger("fleetgraph.comm")
 
@@ -385,7 +386,8 @@ class _Gate:
 
 
 class SharedMemory:
-    """The all-reduce, broadcast and barrier of a ring whose ranks all share this host."""
+    """The all-reduce, broadcast and barrier of a ring whose ranks all share this host: a
+    `collective.Transport`."""
 
     def __init__(self, ring, segments: list[_Segment]) -> None:
         self.ring, self.segments = ring, segments
@@ -406,7 +408,7 @@ class SharedMemory:
         tag = f"{op}:{flat.size}x{flat.dtype.name}"
         for start in range(0, flat.size, step):
             piece = flat[start : start + step]
-            chunks = [slice(a, b) for a, b in _split(0, piece.size, n)]
+            chunks = [slice(a, b) for a, b in split(0, piece.size, n)]
             for j in range(n):  # 1
                 if j != r:
                     inputs[r][chunks[j]] = piece[chunks[j]]
