@@ -12,9 +12,9 @@ import sys
 from collections.abc import Sequence
 
 from .ir import FleetgraphError, Program, op_summary
-from .ir.graph import diff, program_to_dot, to_dot
+from .inspect.graph import diff, program_to_dot, to_dot
 from .ir.serialize import program_from_dict
-from .ir.svg import program_to_svg
+from .inspect.svg import program_to_svg
 
 
 class CliError(Exception):

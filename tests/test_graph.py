@@ -10,8 +10,8 @@ from models import fit_a_line_2x
 
 import fleetgraph as paddle
 from fleetgraph.ir import Program, program_guard, unique_name
-from fleetgraph.ir.graph import diff, op_node, program_to_dot, to_dot, to_networkx, var_node
-from fleetgraph.ir.svg import program_to_svg
+from fleetgraph.inspect.graph import diff, op_node, program_to_dot, to_dot, to_networkx, var_node
+from fleetgraph.inspect.svg import program_to_svg
 from fleetgraph.transpiler import append_backward
 
 FIT_A_LINE_OPS = 13

@@ -18,7 +18,7 @@ import fleetgraph as paddle
 import fleetgraph.distributed.fleet as fleet
 import fleetgraph.distributed.fleet.base.role_maker as role_maker
 from fleetgraph.ir import Program, program_guard, unique_name
-from fleetgraph.ir.report import RoleView, build_report
+from fleetgraph.inspect.report import RoleView, build_report
 from fleetgraph.transpiler import DistributeTranspiler, DistributeTranspilerConfig, dump
 from fleetgraph.transpiler.dump import plan_view, transpile_roles, write_roles
 

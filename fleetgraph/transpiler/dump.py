@@ -19,7 +19,7 @@ import os
 import threading
 
 from ..ir import Program, op_summary, program_to_json
-from ..ir.report import RoleView, build_report
+from ..inspect.report import RoleView, build_report
 from .ps_plan import MODE_NAMES, DistPlan
 
 DUMP_DIR_ENV = "FLEETGRAPH_DUMP_DIR"

@@ -14,9 +14,9 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass
 
-from .errors import FleetgraphError
+from ..ir.errors import FleetgraphError
+from ..ir.program import Block, Program
 from .graph import _op_style, _var_style, to_networkx
-from .program import Block, Program
 
 CHAR_W, LINE_H, PAD, GAP_X, GAP_Y, MARGIN, DUMMY_W = 6.6, 14.0, 10.0, 24.0, 34.0, 16.0, 8.0
 MISSING = "--svg without Graphviz needs the fast-sugiyama package (pip install 'fleetgraph[svg]'); or install Graphviz"

@@ -6,7 +6,7 @@ The page needs no network: its CSS, script and drawing are inline (`report_asset
 computed here, from the programs alone (a send's `send_varnames` and `epmap` against each pserver's
 `listen_and_serv` `grad_to_block_id` and optimize blocks), and written into the page as data; the
 page's script only draws them. The plan arrives as plain data (`plan_view` in the transpiler makes
-it), so this module stays in `ir/`.
+it), so this module reads programs and data and runs nothing.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import fmt_shape
-from .program import Block, Operator, OpRole, Program
+from ..ir.errors import fmt_shape
+from ..ir.program import Block, Operator, OpRole, Program
 from .report_assets import CSS, SCRIPT
 
 ALLREDUCE_OPS = ("c_allreduce_sum", "c_allreduce_max", "c_allreduce_min", "c_allreduce_prod", "allreduce")

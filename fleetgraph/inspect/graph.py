@@ -9,8 +9,8 @@ from typing import Any
 
 import networkx as nx
 
-from .errors import fmt_shape
-from .program import Block, Operator, OpRole, Parameter, Program, Variable
+from ..ir.errors import fmt_shape
+from ..ir.program import Block, Operator, OpRole, Parameter, Program, Variable
 
 # -- networkx -----------------------------------------------------------------------------------
 
