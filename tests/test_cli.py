@@ -147,7 +147,7 @@ def test_inspect_svg_without_graphviz_or_fast_sugiyama_says_what_to_install(save
     assert not (tmp_path / "main.svg").exists()
 
 
-@pytest.mark.skipif(shutil.which("dot") is None, reason="needs Graphviz's dot")
+@pytest.mark.skipif(shutil.which("dot") is None, reason="needs Graphviz's dot (apt-get install graphviz)")
 def test_inspect_svg_renders_with_graphviz(saved, capsys, tmp_path):
     status, _, _ = _run(capsys, "inspect", saved / "main.json", "--svg", tmp_path / "main.svg")
     assert status == 0 and "<svg" in (tmp_path / "main.svg").read_text()

@@ -230,7 +230,10 @@ def _open_mpi() -> str | None:
     return mpirun if "Open MPI" in version else None
 
 
-@pytest.mark.skipif(_open_mpi() is None, reason="needs Open MPI's mpirun and mpi4py (pip install 'fleetgraph[mpi]')")
+@pytest.mark.skipif(
+    _open_mpi() is None,
+    reason="needs Open MPI's mpirun (apt-get install openmpi-bin) and mpi4py (pip install 'fleetgraph[mpi]')",
+)
 def test_seed_003_runs_under_mpirun_with_the_default_role_maker(tmp_path):
     """`mpirun -np 4 python seed003_fleet.py`, fleet.init(role_maker=None): MPISymetricRoleMaker makes
     ranks 0 and 2 servers and ranks 1 and 3 workers, gathers their endpoints over MPI, and rank 0's
