@@ -155,7 +155,7 @@ def _load(path: str) -> Program:
 
 def _model_file(directory: str) -> str:
     """The program file of a saved inference model's directory (save_inference_model's model.json)."""
-    from .persistence import MODEL_FILE
+    from .store.persistence import MODEL_FILE
 
     path = os.path.join(directory, MODEL_FILE)
     if os.path.exists(path):

@@ -17,8 +17,8 @@ from models import fit_a_line_2x
 
 import fleetgraph as paddle
 import fleetgraph.fluid as fluid
-from fleetgraph import checkpoint
-from fleetgraph.checkpoint import CheckpointError
+from fleetgraph.store import checkpoint
+from fleetgraph.store.checkpoint import CheckpointError
 
 # -- one process ------------------------------------------------------------------------------------
 

@@ -20,8 +20,8 @@ import fleetgraph as paddle
 import fleetgraph.distributed.fleet as fleet
 import fleetgraph.distributed.fleet.base.role_maker as role_maker
 import fleetgraph.fluid as fluid
-from fleetgraph import checkpoint
-from fleetgraph.checkpoint import CheckpointError
+from fleetgraph.store import checkpoint
+from fleetgraph.store.checkpoint import CheckpointError
 
 DATA = "persistables.0123456789ab.npz"  # a name checkpoint.save could have written
 SECONDS = 10  # a load that hangs (a FIFO waiting for a writer, /dev/zero read forever) fails here

@@ -10,7 +10,7 @@ import pytest
 from dygraph_helpers import fresh_mode_and_names  # noqa: F401  (autouse fixture)
 
 import fleetgraph as paddle
-from fleetgraph.checkpoint import CheckpointError
+from fleetgraph.store.checkpoint import CheckpointError
 from fleetgraph.ir import FleetgraphError, unique_name
 
 

@@ -40,7 +40,7 @@ def _pserver_steps(eps, results) -> list[int]:
 def _assert_one_step(saved: str, step: int, trainer_out: str) -> None:
     """The checkpoint `saved` is labelled `step` and holds every parameter as trainer 0 held it when
     its training failed: the values of its last recv, all from that step."""
-    from fleetgraph import checkpoint
+    from fleetgraph.store import checkpoint
 
     # the save used to fail too when the failed barrier left another pserver's answer unread
     assert os.path.exists(os.path.join(saved, "manifest.json")), trainer_out[-3000:]

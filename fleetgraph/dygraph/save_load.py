@@ -16,8 +16,8 @@ import os
 
 import numpy as np
 
-from .. import checkpoint
 from ..ir import FleetgraphError
+from ..store import checkpoint
 from .tensor import Tensor
 
 FORMAT, VERSION = "fleetgraph.save", 1

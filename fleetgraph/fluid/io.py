@@ -1,7 +1,7 @@
 """`fluid.io`: saving and loading variables and inference models, and the DataLoader."""
 
 from ..data.loader import DataLoader
-from ..persistence import (
+from ..store.persistence import (
     load_inference_model,
     load_params,
     load_persistables,

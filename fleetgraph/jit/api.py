@@ -184,7 +184,7 @@ def save(layer, path: str, input_spec=None, **configs) -> None:
         traced = trace(layer, input_spec)
     if traced is None:
         raise FleetgraphError("jit.save: the to_static layer was never called; expected input_spec")
-    from ..persistence import static_save_inference_model
+    from ..store.persistence import static_save_inference_model
 
     exe = Executor()
     scope = traced.scope()
@@ -213,7 +213,7 @@ class TranslatedLayer:
 
 
 def load(path: str, **configs) -> TranslatedLayer:
-    from ..persistence import static_load_inference_model
+    from ..store.persistence import static_load_inference_model
 
     scope = Scope()
     with scope_guard(scope):

@@ -6,9 +6,9 @@ from ..ir import Parameter, Program, Variable, default_main_program, default_sta
 from ..layers.io import data
 from ..layers.nn import accuracy, auc
 from ..optimizer.ema import ExponentialMovingAverage
-from ..persistence import load, save
-from ..persistence import static_load_inference_model as load_inference_model
-from ..persistence import static_save_inference_model as save_inference_model
+from ..store.persistence import load, save
+from ..store.persistence import static_load_inference_model as load_inference_model
+from ..store.persistence import static_save_inference_model as save_inference_model
 from ..transpiler.backward import append_backward, gradients
 from . import nn
 from .compiler import BuildStrategy, CompiledProgram, ExecutionStrategy

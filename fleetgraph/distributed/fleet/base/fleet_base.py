@@ -19,8 +19,9 @@ from ....dygraph.tensor import Tensor
 from ....executor import CPUPlace, Executor, global_scope
 from ....ir import FleetgraphError, FleetgraphTypeError, Program, default_startup_program
 from ....ir.program import Variable
-from ....persistence import save_inference_model as _save_inference_model
-from ....persistence import save_vars
+from ....store.persistence import save_inference_model as _save_inference_model
+from ....store.persistence import save_vars
+from ....store.pserver_state import load_server_persistables, save_pserver_state
 from ....transpiler import DistributeTranspiler
 from ....transpiler.distribute_transpiler import _replace_program, register_trainer_program
 from .distributed_strategy import DistributedStrategy
@@ -32,7 +33,6 @@ from .role_maker import (
     in_mpi_job,
     in_slurm_job,
 )
-from .server_io import load_server_persistables, save_pserver_state
 from .strategy_compiler import transpiler_config
 from .util import UtilBase
 
@@ -249,7 +249,7 @@ class Fleet:
 
     def save_persistables(self, executor, dirname: str, main_program: Program | None = None) -> str | None:
         """Save the single-process program's persistables as a checkpoint (atomic, with a manifest:
-        fleetgraph.checkpoint). Parameter-server mode: worker 0 asks every server for the blocks and
+        fleetgraph.store.checkpoint). Parameter-server mode: worker 0 asks every server for the blocks and
         table rows it holds, optimizer state and step count included, and writes them as the original
         program's variables (loadable by one process, a collective job, or `fleet.init_server(dirname)`
         with any number of servers). Collective mode: rank 0 saves its copy. Other workers save

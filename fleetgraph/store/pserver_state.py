@@ -27,13 +27,13 @@ import os
 
 import numpy as np
 
-from .... import checkpoint
-from ....executor.scope import Scope
-from ....ir import FleetgraphError, Program
-from ....ops.sparse_table import SparseTable
-from ....persistence import PARAMS_FILE
-from ....transpiler.ps_plan import DistPlan, VarBlock
-from ....transpiler.ps_trainer import SCHEDULED
+from ..executor.scope import Scope
+from ..ir import FleetgraphError, Program
+from ..ops.sparse_table import SparseTable
+from ..transpiler.ps_plan import DistPlan, VarBlock
+from ..transpiler.ps_trainer import SCHEDULED
+from . import checkpoint
+from .persistence import PARAMS_FILE
 
 ROWS_OF = ("@IDS", "@ROWS")  # a table saved as the rows it has
 

@@ -7,15 +7,15 @@ import os
 
 import numpy as np
 
+from ..executor import global_scope
+from ..executor.scope import Scope
+from ..ir import FleetgraphError, Program, default_main_program
+from ..ir.program import Variable, VarType
+from ..ir.prune import prune_for_inference
+from ..ir.serialize import program_from_dict, program_to_dict
+from ..ops.sparse_table import SparseTable
+from ..transpiler.distribute_transpiler import transpiler_of
 from . import checkpoint
-from .executor import global_scope
-from .executor.scope import Scope
-from .ir import FleetgraphError, Program, default_main_program
-from .ir.program import Variable, VarType
-from .ir.prune import prune_for_inference
-from .ir.serialize import program_from_dict, program_to_dict
-from .ops.sparse_table import SparseTable
-from .transpiler.distribute_transpiler import transpiler_of
 
 PARAMS_FILE = "persistables.npz"
 MODEL_FILE = "model.json"
@@ -31,7 +31,7 @@ def _scope_of(executor) -> Scope:
 
 
 def save_vars(executor, dirname, main_program=None, vars=None, predicate=None, filename=None) -> str:
-    """Write the variables' values as a checkpoint (fleetgraph.checkpoint: atomic, with a manifest);
+    """Write the variables' values as a checkpoint (fleetgraph.store.checkpoint: atomic, with a manifest);
     a sparse table as the rows it has (`name@IDS`, `name@ROWS`)."""
     program = main_program or default_main_program()
     chosen = vars if vars is not None else [v for v in program.list_vars() if predicate is None or predicate(v)]
@@ -61,8 +61,8 @@ def save_persistables(executor, dirname, main_program=None, filename=None) -> st
     program = main_program or default_main_program()
     transpiler = transpiler_of(program)
     if transpiler is not None:
-        from .distributed.fleet.base.server_io import save_pserver_state
-        from .executor.comm import process_comm
+        from ..executor.comm import process_comm
+        from .pserver_state import save_pserver_state  # it imports this module
 
         return save_pserver_state(dirname, process_comm().ps_client(), transpiler, _scope_of(executor), filename)
     return save_vars(executor, dirname, program, _persistables(program), filename=filename)
@@ -166,7 +166,7 @@ def save_inference_model(
 
 
 def _save_onnx(dirname, feeds, fetches, executor, program, model_filename, export_for_deployment) -> list[str]:
-    from .onnx import export
+    from ..onnx import export
 
     if not export_for_deployment:
         raise FleetgraphError(
@@ -215,7 +215,7 @@ def static_load_inference_model(path_prefix, executor, **kwargs):
 
 def save(program: Program, model_path: str, protocol=None, **configs) -> None:
     """`paddle.static.save`: the program as model_path.json and its persistables as model_path.npz."""
-    from .ir import save_program
+    from ..ir import save_program
 
     dirname, base = os.path.split(model_path)
     save_persistables(None, dirname or ".", program, base + ".npz")

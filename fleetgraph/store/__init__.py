@@ -1,0 +1,1 @@
+"""Storage: checkpoints, persistables and inference models, written as atomic directories with manifests."""
