@@ -101,7 +101,7 @@ def test_a_traced_resnet_exports_to_onnx_and_runs_there_as_in_dynamic_mode():
     x = _pictures()
     want = model(x).numpy()
     traced = paddle.jit.trace(model, [paddle.jit.InputSpec([None, 3, 32, 32], "float32")])
-    proto = fg_onnx.export(traced.program, traced.feed_names, traced.fetch_vars, scope=traced.scope())
+    proto = fg_onnx.export(traced.program, traced.feed_names, traced.fetch_vars, traced.scope().vars)
     session = ort.InferenceSession(proto.SerializeToString(), providers=["CPUExecutionProvider"])
     (got,) = session.run(None, {traced.feed_names[0]: x.numpy()})
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)

@@ -42,6 +42,13 @@ def _started(startup):
     return scope
 
 
+def _scope_with(values):
+    """A scope holding a loaded model's values, to run its program in."""
+    scope = paddle.static.Scope()
+    scope.vars.update(values)
+    return scope
+
+
 def _run(program, feed, fetch, scope):
     return [np.asarray(v) for v in _executor().run(program, feed=feed, fetch_list=fetch, scope=scope)]
 
@@ -74,14 +81,15 @@ def _assert_exports(main, startup_scope, feed_names, fetch_names, feed, tmp_path
     load(export) runs in the executor and equals it too (`reload`: the load op set suffices)."""
     expected = _run(prune_for_inference(main, feed_names, fetch_names), feed, fetch_names, startup_scope)
     path = tmp_path / "model.onnx"
-    model = export(main, feed_names, fetch_names, scope=startup_scope, path=path)
+    model = export(main, feed_names, fetch_names, startup_scope.vars, path=path)
     onnx.checker.check_model(onnx.load(str(path)), full_check=True)
     for runner, got in _onnx_runs(model, _plain(feed)).items():
         for name, g, want in zip(fetch_names, got, expected, strict=True):
             np.testing.assert_allclose(g, want, rtol=TOL, atol=TOL, err_msg=f"{runner}: {name}")
     if not reload:
         return model
-    program, scope, feeds, fetches = load(path)
+    program, values, feeds, fetches = load(path)
+    scope = _scope_with(values)
     assert feeds == [i.name for i in model.graph.input if not i.name.endswith("@LOD")]
     loaded = _run(program, {k: feed[k] for k in feeds}, fetches, scope)  # a LoD feed as a LoDTensor
     for name, g, want in zip(fetch_names, loaded, expected, strict=True):
@@ -213,7 +221,7 @@ def test_an_op_without_mapping_is_named_with_its_index():
         block.append_op("uniform_random", {}, {"Out": block.create_var("noise", (), "float32")}, {"shape": [4]})
         block.append_op("elementwise_add", {"X": "a", "Y": "noise"}, {"Out": block.create_var("out", (), "float32")})
     with pytest.raises(FleetgraphError, match=r"op uniform_random \(index 2 of block 0\) has no ONNX mapping"):
-        export(main, ["x"], ["out"], scope=paddle.static.Scope())
+        export(main, ["x"], ["out"], {})
 
 
 def test_export_replaces_the_file_whole_or_leaves_the_old_one(tmp_path, monkeypatch):
@@ -222,7 +230,7 @@ def test_export_replaces_the_file_whole_or_leaves_the_old_one(tmp_path, monkeypa
     main, startup, x, y, loss = fit_a_line_2x()
     scope, pred = _started(startup), _last_output(main, "elementwise_add")
     path = tmp_path / "model.onnx"
-    export(main, ["x"], [pred], scope=scope, path=path)
+    export(main, ["x"], [pred], scope.vars, path=path)
     before = path.read_bytes()
     scope.vars["fc_0.w_0"] = scope.vars["fc_0.w_0"] + 1.0
 
@@ -231,11 +239,11 @@ def test_export_replaces_the_file_whole_or_leaves_the_old_one(tmp_path, monkeypa
 
     monkeypatch.setattr(os, "replace", failing_replace)
     with pytest.raises(OSError, match="disk full"):
-        export(main, ["x"], [pred], scope=scope, path=path)
+        export(main, ["x"], [pred], scope.vars, path=path)
     monkeypatch.undo()
     assert path.read_bytes() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["model.onnx"]
-    export(main, ["x"], [pred], scope=scope, path=str(path))
+    export(main, ["x"], [pred], scope.vars, path=str(path))
     assert path.read_bytes() != before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["model.onnx"]
 
@@ -243,7 +251,13 @@ def test_export_replaces_the_file_whole_or_leaves_the_old_one(tmp_path, monkeypa
 def test_export_refuses_an_opset_below_the_rules():
     main, startup, x, y, loss = fit_a_line_2x()
     with pytest.raises(FleetgraphError, match="opset 13; expected 18"):
-        export(main, ["x"], [_last_output(main, "elementwise_add")], scope=_started(startup), opset=13)
+        export(main, ["x"], [_last_output(main, "elementwise_add")], _started(startup).vars, opset=13)
+
+
+def test_export_takes_values_as_a_mapping_not_a_scope():
+    main, startup, x, y, loss = fit_a_line_2x()
+    with pytest.raises(FleetgraphError, match="expected a mapping of variable name -> array .*got Scope"):
+        export(main, ["x"], [_last_output(main, "elementwise_add")], _started(startup))
 
 
 # -- load: models written by other tools ------------------------------------------------------------
@@ -256,7 +270,8 @@ def _tensor(name, array):
 def _assert_loads_like_reference(model, feed):
     onnx.checker.check_model(model, full_check=True)
     want = ReferenceEvaluator(model).run(None, feed)
-    program, scope, feeds, fetches = load(model.SerializeToString())
+    program, values, feeds, fetches = load(model.SerializeToString())
+    scope = _scope_with(values)
     got = _run(program, {k: feed[k] for k in feeds}, fetches, scope)
     for g, w in zip(got, want, strict=True):
         np.testing.assert_allclose(g, w, rtol=TOL, atol=TOL)
@@ -297,11 +312,12 @@ def test_log_softmax_loads_as_one_stable_op_and_exports_back(tmp_path):
     x = np.array([[0.0, 200.0, -300.0], [1.0, 2.0, 3.0]], "float32")
     shifted = x - x.max(axis=1, keepdims=True)
     want = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
-    program, scope, feeds, fetches = load(model.SerializeToString())
+    program, values, feeds, fetches = load(model.SerializeToString())
+    scope = _scope_with(values)
     assert op_summary(program).split(": ")[1] == "log_softmax"
     got = _run(program, {"x": x}, fetches, scope)[0]
     np.testing.assert_allclose(got, want, rtol=TOL, atol=TOL)
-    again = export(program, feeds, fetches, scope=scope, path=str(tmp_path / "again.onnx"))
+    again = export(program, feeds, fetches, scope.vars, path=str(tmp_path / "again.onnx"))
     assert [n.op_type for n in again.graph.node] == ["LogSoftmax"]
     small = x[1:]  # where the reference evaluator is exact too
     np.testing.assert_allclose(ReferenceEvaluator(again).run(None, {"x": small})[0], want[1:], rtol=TOL, atol=TOL)
@@ -315,7 +331,8 @@ def test_a_gemm_relu_softmax_mlp_loads_and_matches_the_reference():
 
 
 def test_a_loaded_mlp_fine_tunes_with_sgd():
-    program, scope, feeds, fetches = load(_gemm_mlp())
+    program, values, feeds, fetches = load(_gemm_mlp())
+    scope = _scope_with(values)
     startup = Program()
     with program_guard(program, startup):
         probs = program.global_block().var("probs")
@@ -331,9 +348,9 @@ def test_a_loaded_mlp_fine_tunes_with_sgd():
 
 
 def test_a_loaded_mlp_prints_and_transpiles_for_two_pservers():
-    program, scope, feeds, fetches = load(_gemm_mlp())
+    program, values, feeds, fetches = load(_gemm_mlp())
     assert op_summary(program) == "block0: matmul elementwise_add relu matmul scale elementwise_add softmax"
-    startup = startup_program(program, scope)  # the loaded values, as ops the pservers' startups take
+    startup = startup_program(program, values)  # the loaded values, as ops the pservers' startups take
     with program_guard(program, startup):
         label = paddle.static.data(name="label", shape=[None, 1], dtype="int64")
         probs = program.global_block().var("probs")
@@ -351,7 +368,7 @@ def test_a_loaded_mlp_prints_and_transpiles_for_two_pservers():
     for ep, pserver in zip(endpoints, served):
         _executor().run(t.get_startup_program(ep, pserver), scope=pserver_scope)
     for name in ("w1", "b1", "w2", "b2"):
-        np.testing.assert_array_equal(pserver_scope.vars[name], scope.vars[name])
+        np.testing.assert_array_equal(pserver_scope.vars[name], values[name])
 
 
 def test_a_conv_batch_norm_pool_net_loads_and_matches_the_reference():
@@ -519,7 +536,8 @@ def test_a_model_written_with_onnxscript_loads():
     model.graph.initializer.append(w)
     x = np.random.default_rng(13).normal(size=(5, 4)).astype("float32")
     want = ReferenceEvaluator(model).run(None, {"x": x, "w": numpy_helper.to_array(w)})[0]
-    program, scope, feeds, fetches = load(model)
+    program, values, feeds, fetches = load(model)
+    scope = _scope_with(values)
     assert feeds == ["x"]
     np.testing.assert_allclose(_run(program, {"x": x}, fetches, scope)[0], want, rtol=TOL, atol=TOL)
 

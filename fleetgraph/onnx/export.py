@@ -4,7 +4,7 @@ Steps:
   1. prune the program to the feeds and fetches (forward ops, test mode);
   2. declare the feeds as graph inputs, every dim known only at run time symbolic (dim 0: "batch"),
      and for a feed with one LoD level an int64 input `<feed>@LOD` holding its offsets;
-  3. take the persistable variables the ops read as initializers, valued from the scope;
+  3. take the persistable variables the ops read as initializers, valued from the values given;
   4. translate each op with its rule (EXPORTERS), carrying LoD offsets to the ops' LoD outputs;
   5. declare the fetches as graph outputs and build the model at the opset asked for.
 """
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+from collections.abc import Mapping
 
 import numpy as np
 import onnx
@@ -29,10 +30,16 @@ IR_VERSION = 10  # what onnxruntime releases of the last two years read
 
 
 def export(
-    program: Program, feed_names, fetch_vars, scope=None, path=None, opset: int | None = None
+    program: Program, feed_names, fetch_vars, values: Mapping, path=None, opset: int | None = None
 ) -> onnx.ModelProto:
     """The inference part of `program` (from `feed_names` to `fetch_vars`) as an ONNX model, with
-    the parameters' values from `scope` (the global scope by default); written to `path` if given."""
+    the parameters' values from `values` (name -> array, e.g. a scope's `vars`); written to `path`
+    if given."""
+    if not isinstance(values, Mapping):
+        raise FleetgraphError(
+            f"onnx export: values; expected a mapping of variable name -> array (a scope's .vars), "
+            f"got {type(values).__name__}"
+        )
     opset = OPSET if opset is None else int(opset)
     if not OPSET <= opset <= onnx.defs.onnx_opset_version():
         raise FleetgraphError(
@@ -48,7 +55,7 @@ def export(
     for name in feeds:
         if block.var(name).lod_level:
             e.lods[name] = name + LOD_SUFFIX
-    e.initializers += _initializers(block, feeds, _scope(scope))  # step 3
+    e.initializers += _initializers(block, feeds, values)  # step 3
     for op in block.ops:  # step 4
         rule = EXPORTERS.get(op.type)
         if rule is None:
@@ -106,14 +113,6 @@ def _where(program: Program, op) -> str:
     return f"onnx export: op {op.type} (index {index} of block 0)"
 
 
-def _scope(scope):
-    if scope is not None:
-        return scope
-    from ..executor import global_scope  # the values only; the executor is never run from here
-
-    return global_scope()
-
-
 def _dims(var: Variable) -> list:
     return [("batch" if i == 0 else f"{var.name}_dim{i}") if d < 0 else d for i, d in enumerate(var.shape)]
 
@@ -125,7 +124,7 @@ def _value_info(var: Variable, name: str):
     return helper.make_tensor_value_info(name, onnx_dtype(var.dtype), dims)
 
 
-def _initializers(block, feeds, scope) -> list:
+def _initializers(block, feeds, values: Mapping) -> list:
     """Persistable variables some op reads before any op writes them."""
     written, out = set(feeds), []
     for op in block.ops:
@@ -134,10 +133,10 @@ def _initializers(block, feeds, scope) -> list:
             if name in written or not var.persistable:
                 continue
             written.add(name)
-            value = scope.vars.get(name)
+            value = values.get(name)
             if value is None:
                 raise FleetgraphError(
-                    f"onnx export: parameter {name!r} has no value in the scope; run the startup program first"
+                    f"onnx export: parameter {name!r} has no value in the values given; run the startup program first"
                 )
             array = np.asarray(getattr(value, "data", value) if hasattr(value, "levels") else value)
             out.append(numpy_helper.from_array(array.astype(var.dtype, copy=False), name))

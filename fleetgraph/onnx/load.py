@@ -7,10 +7,12 @@ Steps:
      time as -1 (an input `<feed>@LOD` beside a feed makes it a LoD feed: a LoDTensor carries them);
   4. translate each node with its rule (IMPORTERS), appending ops to the program's global block
      (shape inference runs as each op is appended);
-  5. put the constants that became variables in a Scope (the startup values).
+  5. return the constants that became variables as values (name -> array: the startup values).
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 import numpy as np
 import onnx
@@ -25,7 +27,7 @@ from .export import LOD_SUFFIX
 
 
 def load(path_or_model):
-    """Returns (program, scope with the parameters' values, feed names, fetch names)."""
+    """Returns (program, the parameters' values as name -> array, feed names, fetch names)."""
     model = _read(path_or_model)  # step 1
     opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), None)
     if opset is None:
@@ -61,26 +63,26 @@ def load(path_or_model):
     fetches = [v.name for v in graph.output]
     for name in fetches:
         b.var(name)  # an output that is a constant becomes a variable too
-    return program, _scope(b.values), [v.name for v in feeds], fetches  # step 5
+    values = {name: np.array(value) for name, value in b.values.items()}
+    return program, values, [v.name for v in feeds], fetches  # step 5
 
 
-def startup_program(program: Program, scope) -> Program:
-    """A startup program that sets each loaded constant from `scope` (one assign_value op each), for
+def startup_program(program: Program, values: Mapping) -> Program:
+    """A startup program that sets each loaded constant from `values` (one assign_value op each), for
     what needs its values as ops: a transpiler hands them to the pservers that own the parameters."""
     startup = Program()
     block = startup.global_block()
     for var in program.list_vars():
-        if not var.persistable or var.name not in scope.vars:
+        if not var.persistable or var.name not in values:
             continue
-        value = np.asarray(scope.vars[var.name])
+        value = np.asarray(values[var.name])
         kind = VALUE_ATTRS.get(str(value.dtype))
         if kind is None:
             raise FleetgraphError(
                 f"onnx startup_program: {var.name!r} is {value.dtype}; expected one of {sorted(VALUE_ATTRS)}"
             )
         block.create_var(var.name, value.shape, str(value.dtype), persistable=True)
-        values = value.reshape(-1).tolist()
-        attrs = {"shape": list(value.shape), "dtype": str(value.dtype), kind: values}
+        attrs = {"shape": list(value.shape), "dtype": str(value.dtype), kind: value.reshape(-1).tolist()}
         block.append_op("assign_value", {}, {"Out": var.name}, attrs)
     return startup
 
@@ -118,11 +120,3 @@ def _constant_value(node, attrs, i) -> np.ndarray:
     raise FleetgraphError(
         f"onnx load: node {i} (Constant): attributes {sorted(attrs)}; expected value, value_float(s) or value_int(s)"
     )
-
-
-def _scope(values: dict):
-    from ..executor.scope import Scope  # the values' container only; nothing is run from here
-
-    scope = Scope()
-    scope.vars.update({name: np.array(value) for name, value in values.items()})
-    return scope

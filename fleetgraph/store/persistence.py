@@ -173,7 +173,7 @@ def _save_onnx(dirname, feeds, fetches, executor, program, model_filename, expor
             "save_inference_model: format 'onnx' is a deployment model; expected export_for_deployment=True"
         )
     os.makedirs(dirname, exist_ok=True)
-    export(program, feeds, fetches, scope=_scope_of(executor), path=os.path.join(dirname, model_filename or ONNX_FILE))
+    export(program, feeds, fetches, _scope_of(executor).vars, path=os.path.join(dirname, model_filename or ONNX_FILE))
     return fetches
 
 
