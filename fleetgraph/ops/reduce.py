@@ -1,0 +1,111 @@
+"""Reduction ops: reduce_sum, reduce_mean and mean (over everything, to one element), with their gradients."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir import InferContext, make_grad_op, register_op
+from ..ir.errors import fmt_shape
+from ._common import normalize_axis, prod
+from ._xp import reshape, scalar, total
+
+
+def _reduce_axes(shape_len: int, dim, reduce_all: bool) -> tuple[int, ...]:
+    if reduce_all or not dim:
+        return tuple(range(shape_len))
+    return tuple(sorted(normalize_axis(d, shape_len) for d in dim))
+
+
+def _reduce_infer(ctx: InferContext) -> None:
+    x = ctx.input_var("X")
+    dim, keep = ctx.attr("dim"), ctx.attr("keep_dim")
+    for d in dim:
+        if not -len(x.shape) <= d < max(1, len(x.shape)):
+            raise ctx.error(f"dim {d} is out of range for X '{x.name}' {fmt_shape(x.shape)}")
+    axes = _reduce_axes(len(x.shape), dim, ctx.attr("reduce_all"))
+    if keep:
+        shape = tuple(1 if i in axes else d for i, d in enumerate(x.shape))
+    else:
+        shape = tuple(d for i, d in enumerate(x.shape) if i not in axes)
+    ctx.set_output("Out", shape or (1,), x.dtype)
+
+
+def _reduced(out, xp):
+    return reshape(xp, out, (1,)) if out.ndim == 0 else out
+
+
+def _reduce_sum(xp, x, *, dim, keep_dim, reduce_all):
+    return _reduced(total(xp, x, _reduce_axes(x.ndim, dim, reduce_all), keepdims=keep_dim), xp)
+
+
+def _reduce_mean(xp, x, *, dim, keep_dim, reduce_all):
+    axes = None if reduce_all or not dim else _reduce_axes(x.ndim, dim, reduce_all)
+    return _reduced(_mean(xp, x, axes, keep_dim), xp)
+
+
+def _mean(xp, x, axis, keepdims):
+    """x.mean(axis, keepdims) as NumPy 2 computes it for float32/64 (the sum divided by the count in
+    x's dtype), without NumPy's Python wrapper, which costs more than the arithmetic on small tensors."""
+    if xp is not np:
+        return xp.mean(x, axis=axis, keepdims=keepdims)
+    if x.dtype.kind != "f" or x.dtype.itemsize < 4:  # ints and float16 accumulate wider: NumPy's rules
+        return x.mean(axis=axis, keepdims=keepdims)
+    summed = x.sum(axis=axis, keepdims=keepdims)
+    return summed / summed.dtype.type(x.size if axis is None else prod(x.shape[a] for a in axis))
+
+
+def _expand_back(xp, x, dout, dim, reduce_all, mean: bool):
+    """dout spread back over x's shape (divided by the count of each sum, for a mean): an array of
+    x's shape filled by assignment, which broadcasts in C (xp.broadcast_to costs microseconds)."""
+    axes = _reduce_axes(x.ndim, dim, reduce_all)
+    g = reshape(xp, dout, tuple(1 if i in axes else d for i, d in enumerate(x.shape)))
+    if mean:
+        g = g / scalar(xp, x, prod(x.shape[i] for i in axes))
+    out = xp.empty(x.shape, dtype=g.dtype)
+    out[...] = g
+    return out
+
+
+def _reduce_sum_grad(xp, x, dout, *, dim, keep_dim, reduce_all):
+    return _expand_back(xp, x, dout, dim, reduce_all, mean=False)
+
+
+def _reduce_mean_grad(xp, x, dout, *, dim, keep_dim, reduce_all):
+    return _expand_back(xp, x, dout, dim, reduce_all, mean=True)
+
+
+_REDUCE_ATTRS = {"dim": [0], "keep_dim": False, "reduce_all": False}
+for _name, _fwd, _bwd in (
+    ("reduce_sum", _reduce_sum, _reduce_sum_grad),
+    ("reduce_mean", _reduce_mean, _reduce_mean_grad),
+):
+    register_op(
+        _name,
+        inputs=("X",),
+        outputs=("Out",),
+        attrs=_REDUCE_ATTRS,
+        infer_shape=_reduce_infer,
+        grad=make_grad_op(inputs=("X", "Out@GRAD"), outputs=("X@GRAD",)),
+        kernel=_fwd,
+    )
+    register_op(_name + "_grad", inputs=("X", "Out@GRAD"), outputs=("X@GRAD",), attrs=_REDUCE_ATTRS, kernel=_bwd)
+
+
+def _mean_infer(ctx: InferContext) -> None:
+    ctx.set_output("Out", (1,), ctx.input_dtype("X"))
+
+
+register_op(
+    "mean",
+    inputs=("X",),
+    outputs=("Out",),
+    infer_shape=_mean_infer,
+    grad=make_grad_op(inputs=("X", "Out@GRAD"), outputs=("X@GRAD",)),
+    kernel=lambda xp, x: reshape(xp, _mean(xp, x, None, False), (1,)),
+)
+register_op(
+    "mean_grad",
+    inputs=("X", "Out@GRAD"),
+    outputs=("X@GRAD",),
+    kernel=lambda xp, x, dout: xp.full(x.shape, float(reshape(xp, dout, ()) / x.size), dtype=x.dtype),
+)
