@@ -9,7 +9,7 @@ message to each pserver does once every pserver answered its barrier (with a nor
 brings the clip scale the trainer put together from their answers); any other message comes from a
 trainer that some pserver did not answer, and discards the step: so the pservers of a job apply a
 step all or none, whenever a trainer dies and whatever the trainers still alive send then (see
-`_settle`). A trainer's first fetch barrier (its startup program ends with one) waits until every
+`ps_steps.Steps._settle`). A trainer's first fetch barrier (its startup program ends with one) waits until every
 live trainer has its first parameters, in every mode, so that no trainer trains alone before the
 others start; later fetch barriers are answered at once: the parameters change only when every
 trainer reached the next send barrier, and each trainer's gradient is kept apart, so a trainer
@@ -30,19 +30,22 @@ import time
 
 import numpy as np
 
-from ...ir import FleetgraphError, VarType
-from ...ops.selected_rows import SelectedRows, merge_dense
+from ...ir import FleetgraphError
 from ...ops.sparse_table import SparseTable
 from .config import CommTimeout, bind_address, max_message_bytes, rpc_timeout
 from .handshake import Gate
+from .ps_checks import Refused, check_value, is_batch
+from .ps_steps import BARRIERS, SYNC, Steps
 from .security import secure_server
-from .wire import DTYPES, MAGIC, Kind, Message, WireError, decode, decode_batch, encode, pack_arrays, unpack_arrays
+from .wire import DTYPES, Kind, Message, WireError, decode, decode_batch, encode, pack_arrays
 
 log = logging.getLogger("fleetgraph.comm")
-SYNC = 0
 
 
-class PServer:
+class PServer(Steps):
+    """The serve loop and the message handlers; the barriers and sync steps are `ps_steps.Steps`,
+    the checks of a message's value ps_checks.py."""
+
     def __init__(
         self,
         context,
@@ -72,7 +75,7 @@ class PServer:
         self.started: set[int] = set()  # trainers past their first fetch barrier
         self.last_message = time.monotonic()
         self.waiting: dict[Kind, dict[int, tuple]] = {
-            kind: {} for kind in _BARRIERS
+            kind: {} for kind in BARRIERS
         }  # sender -> (identity, seq, value)
         self.timeout = rpc_timeout()
         self.steps = 0
@@ -126,7 +129,7 @@ class PServer:
         identity, body = frames[0].bytes, frames[1:]
         proved = self.gate.role(body[0])
         try:
-            msg = decode(body[:2]) if _is_batch(body) else decode(body)
+            msg = decode(body[:2]) if is_batch(body) else decode(body)
             batch = decode_batch(msg, body[2:]) if msg.kind == Kind.SEND_BATCH else None
         except WireError as e:
             if self.gate.secure and proved is None:  # not logged one by one: anyone can send these
@@ -152,13 +155,13 @@ class PServer:
         self.last_message = time.monotonic()
         try:
             self._settle(msg, batch)
-        except _Refused as e:
+        except Refused as e:
             self._refuse(identity, msg, str(e))
             return
         if batch is not None:
             try:
                 self._on_batch(identity, msg, batch)
-            except _Refused as e:
+            except Refused as e:
                 self._refuse(identity, msg, str(e))
             return
         handler = {
@@ -178,7 +181,7 @@ class PServer:
             return
         try:
             handler(identity, msg)
-        except _Refused as e:
+        except Refused as e:
             self._refuse(identity, msg, str(e))
         except Exception as e:  # no message may stop the server: the sender gets the error, the log the trace
             log.exception("pserver %s: %s failed", self.endpoint, msg.describe())
@@ -200,18 +203,18 @@ class PServer:
         for msg in messages[:-1] if barrier else messages:
             try:
                 if msg.kind != Kind.SEND or msg.sender != batch.sender:
-                    raise _Refused(
+                    raise Refused(
                         f"a SEND_BATCH holds SENDs of its sender, then maybe its barrier; got {msg.describe()}"
                     )
                 self._receive(msg)
-            except _Refused as e:
+            except Refused as e:
                 log.error("pserver %s: refused %s: %s", self.endpoint, msg.describe(), e)
                 refused.append(f"{msg.name!r}: {e}")
         if refused:
             self._reply(identity, encode(Kind.ERROR, seq=batch.seq, text="; ".join(refused)))
         elif barrier is not None:
             if barrier.sender != batch.sender:
-                raise _Refused(
+                raise Refused(
                     f"a SEND_BATCH holds SENDs of its sender, then maybe its barrier; got {barrier.describe()}"
                 )
             self._on_barrier(identity, Message(Kind.SEND_BARRIER, sender=batch.sender, seq=batch.seq))
@@ -221,10 +224,10 @@ class PServer:
     def _receive(self, msg: Message) -> None:
         var = self.vars.get(msg.name)
         if var is None or var.persistable:
-            raise _Refused(f"{msg.name!r} is not a variable this pserver receives")
+            raise Refused(f"{msg.name!r} is not a variable this pserver receives")
         if self.mode == SYNC and self.fanin > 1 and not msg.name.endswith(f".trainer_{msg.sender}"):
-            raise _Refused(f"trainer {msg.sender} may only send its own copies ('*.trainer_{msg.sender}')")
-        _check_value(var, msg)
+            raise Refused(f"trainer {msg.sender} may only send its own copies ('*.trainer_{msg.sender}')")
+        check_value(var, msg)
         self.env[msg.name] = msg.value
         self.received.add(msg.name)
         if self.mode != SYNC:
@@ -234,7 +237,7 @@ class PServer:
     def _on_get(self, identity: bytes, msg: Message) -> None:
         value = self._held(msg.name)
         if isinstance(value, SparseTable):
-            raise _Refused(f"{msg.name!r} is a sparse table; a trainer asks for its rows (PREFETCH), not all of it")
+            raise Refused(f"{msg.name!r} is a sparse table; a trainer asks for its rows (PREFETCH), not all of it")
         self._reply(identity, encode(Kind.VAR, msg.name, value, seq=msg.seq))
 
     def _on_get_batch(self, identity: bytes, msg: Message) -> None:
@@ -242,7 +245,7 @@ class PServer:
         for name in msg.name.split("\n"):
             value = self._held(name)
             if isinstance(value, SparseTable):
-                raise _Refused(f"{name!r} is a sparse table; a trainer asks for its rows (PREFETCH), not all of it")
+                raise Refused(f"{name!r} is a sparse table; a trainer asks for its rows (PREFETCH), not all of it")
             values.append(value)
         self._reply(identity, encode(Kind.VAR, value=pack_arrays(values), seq=msg.seq))
 
@@ -252,10 +255,10 @@ class PServer:
         table = self._held(msg.name)
         ids = msg.value
         if not isinstance(ids, np.ndarray) or ids.dtype != np.int64 or ids.ndim != 1:
-            raise _Refused(f"prefetch {msg.name!r}: expected a 1-D int64 array of row ids, got {msg.describe()}")
+            raise Refused(f"prefetch {msg.name!r}: expected a 1-D int64 array of row ids, got {msg.describe()}")
         height = table.shape[0]
         if ids.size and (int(ids.min()) < 0 or int(ids.max()) >= height):
-            raise _Refused(
+            raise Refused(
                 f"prefetch {msg.name!r}: row ids from {int(ids.min())} to {int(ids.max())}; expected [0, {height})"
             )
         rows = table.lookup(ids) if isinstance(table, SparseTable) else table[ids]
@@ -280,173 +283,13 @@ class PServer:
     def _held(self, name: str):
         var = self.vars.get(name)
         if var is None or not var.persistable or self.env.get(name) is None:
-            raise _Refused(f"{name!r} is not a parameter this pserver holds")
+            raise Refused(f"{name!r} is not a parameter this pserver holds")
         return self.env[name]
-
-    def _on_barrier(self, identity: bytes, msg: Message) -> None:
-        later_fetch = msg.kind == Kind.FETCH_BARRIER and msg.sender in self.started
-        if later_fetch or (self.mode != SYNC and msg.kind == Kind.SEND_BARRIER):  # nothing to wait for
-            self._reply(identity, encode(Kind.ACK, seq=msg.seq))
-            return
-        if msg.kind == Kind.SEND_BARRIER:
-            missing = sorted(set(self._sent_by(msg.sender)) - self.received)
-            if missing:
-                raise _Refused(f"send barrier of trainer {msg.sender} before its gradients {missing} of this step")
-        self._wait(msg.kind, msg.sender, (identity, msg.seq, None))
-
-    def _wait(self, kind: Kind, sender: int, entry: tuple) -> None:
-        self.wait_since.setdefault(kind, time.monotonic())
-        self.waiting[kind][sender] = entry
-        self._release_barriers()
-
-    def _sent_by(self, trainer: int) -> list[str]:
-        """The gradient (copies) a trainer sends here each sync step."""
-        if self.fanin == 1:
-            return list(self.block_of)
-        return [f"{merged}.trainer_{trainer}" for merged in self.block_of]
-
-    def _on_exchange(self, identity: bytes, msg: Message) -> None:
-        """A trainer's arrays for each trainer id; answered, once every live trainer sent its own, with
-        what each sender addressed to it (a worker barrier that carries data)."""
-        try:
-            parts = unpack_arrays(msg.value) if isinstance(msg.value, np.ndarray) else None
-        except WireError as e:
-            raise _Refused(f"exchange: {e}") from None
-        if parts is None or len(parts) != self.fanin:
-            raise _Refused(f"exchange: expected one packed payload for each of the {self.fanin} trainers")
-        self._wait(Kind.WORKER_EXCHANGE, msg.sender, (identity, msg.seq, parts))
-
-    def _on_complete(self, identity: bytes, msg: Message) -> None:
-        self.live.discard(msg.sender)
-        for waiting in self.waiting.values():
-            waiting.pop(msg.sender, None)
-        log.info("pserver %s: trainer %d is done; %d still training", self.endpoint, msg.sender, len(self.live))
-        self._reply(identity, encode(Kind.ACK, seq=msg.seq))
-        self._release_barriers()
-
-    def _release_barriers(self) -> None:
-        """Answer a barrier once every live trainer waits at it; the send barrier first optimizes."""
-        for kind in _BARRIERS:
-            waiting = self.waiting[kind]
-            arrived = set(waiting) | (self.started if kind == Kind.FETCH_BARRIER else set())
-            if not waiting or not arrived >= self.live:
-                continue
-            if kind == Kind.FETCH_BARRIER:
-                self.started |= set(waiting)
-            squares = None
-            if kind == Kind.SEND_BARRIER:
-                squares = self._prepare()
-                self.prepared = True  # applied when a message commits it, discarded at any other: _settle
-            senders = sorted(waiting)
-            for receiver, (identity, seq, _) in waiting.items():
-                if kind == Kind.WORKER_EXCHANGE:
-                    got = [np.asarray(senders, dtype=np.int64)] + [waiting[s][2][receiver] for s in senders]
-                    self._reply(identity, encode(Kind.VAR, value=pack_arrays(got), seq=seq))
-                elif squares is not None:
-                    self._reply(identity, encode(Kind.VAR, self.clip_squares, squares, seq=seq))
-                else:
-                    self._reply(identity, encode(Kind.ACK, seq=seq))
-            waiting.clear()
-            self.wait_since.pop(kind, None)
-
-    def _missing(self, kind: Kind) -> list[int]:
-        arrived = set(self.waiting[kind]) | (self.started if kind == Kind.FETCH_BARRIER else set())
-        return sorted(self.live - arrived)
-
-    def _expire_barriers(self) -> None:
-        """Trainers kept waiting at a barrier most of the timeout are answered with an error naming
-        the trainers that did not come, before their own timeout tells them less."""
-        now = time.monotonic()
-        for kind, since in list(self.wait_since.items()):
-            if not self.waiting[kind]:  # its waiters finished training meanwhile
-                del self.wait_since[kind]
-                continue
-            if now - since < EXPIRE_BARRIER * self.timeout:
-                continue
-            why = (
-                f"at the {_BARRIERS[kind]} of {self.endpoint}, trainer(s) {self._missing(kind)} did not arrive "
-                f"within {now - since:.1f} s (FLEETGRAPH_RPC_TIMEOUT={self.timeout:g}): they died or are stuck"
-            )
-            log.error("pserver %s: %s", self.endpoint, why)
-            self.expired = (
-                f"; trainers {sorted(self.waiting[kind])} waited at the {_BARRIERS[kind]} "
-                f"for trainer(s) {self._missing(kind)} (told so after {now - since:.1f} s)"
-            )
-            for identity, seq, _ in self.waiting[kind].values():
-                self._reply(identity, encode(Kind.ERROR, seq=seq, text=why))
-            self.waiting[kind].clear()
-            del self.wait_since[kind]
-            # the trainers told get a whole timeout to act on it (save a checkpoint, say they are done)
-            self.last_message = now
-
-    def _step_schedule(self, sync: bool = False) -> None:
-        """The learning-rate schedule's block, once per optimization round: a sync step, or (async,
-        half-async) each trainer's batch of gradients, which the pserver applies one by one."""
-        if self.lr_block is not None and (sync or self.mode != SYNC):
-            self.ctx.run_block(self.lr_block)
-
-    def _prepare(self) -> np.ndarray | None:
-        """Every live trainer's gradients of the step are in: a trainer that is done counts as the
-        live trainers' mean; with a norm clip, the clip block averages the clipped gradients and
-        returns their sums of squares (the send barrier's answer)."""
-        if self.fanin > 1:
-            for merged in self.block_of:
-                copies = [f"{merged}.trainer_{t}" for t in range(self.fanin)]
-                live = [self.env[c] for t, c in enumerate(copies) if t in self.live]
-                for t, c in enumerate(copies):
-                    if t not in self.live:
-                        self.env[c] = _mean(live)
-        if self.clip_block is None:
-            return None
-        self.ctx.run_block(self.clip_block)
-        return np.asarray(self.env[self.clip_squares])
-
-    def _settle(self, msg: Message, batch: list[Message] | None) -> None:
-        """Sync: apply the prepared step at a message that commits it (`msg.commit`, the step's
-        number), which a trainer sends only once every pserver answered its send barrier, and a
-        pserver answers only with every live trainer's gradients in: so every pserver can apply it.
-        Committing a step applied already (another trainer's commit came first) changes nothing.
-        Any other message from a live trainer while a step is prepared comes from a trainer that
-        some pserver did not answer (another trainer died between its barriers to two pservers, and
-        this one now closes, saves a checkpoint or tries again): no trainer can commit the step on
-        every pserver any more, so it is discarded, and every pserver stays on the step before."""
-        if self.mode != SYNC:
-            return
-        if msg.commit > self.steps:
-            if not (self.prepared and msg.commit == self.steps + 1):
-                now = f"step {self.steps + 1} prepared" if self.prepared else self.discarded or "no step prepared"
-                raise _Refused(f"commit of step {msg.commit}: expected step {self.steps + 1} prepared, got {now}")
-            self._commit(msg.sender, batch or [msg])
-        elif self.prepared:
-            self.prepared = False
-            self.received.clear()
-            self.discarded = f"step {self.steps + 1} discarded at {msg.describe()}, which did not commit it"
-            log.warning("pserver %s: %s (its sender did not hear every pserver answer)", self.endpoint, self.discarded)
-
-    def _commit(self, sender: int, messages: list[Message]) -> None:
-        """Apply the prepared sync step; with a norm clip, the clip scale comes in the batch that
-        commits it (every trainer puts it together alike from all the pservers' answers)."""
-        if self.clip_scale is not None:
-            name = self.clip_scale if self.fanin == 1 else f"{self.clip_scale}.trainer_{sender}"
-            scale = [m for m in messages if m.kind == Kind.SEND and m.name == name]
-            if not scale:
-                raise _Refused(f"committing step {self.steps + 1} waits for {name!r}; expected it in the same batch")
-            _check_value(self.vars[name], scale[0])
-            self.env[self.clip_scale] = scale[0].value
-        self.prepared = False
-        self._optimize_sync()
-
-    def _optimize_sync(self) -> None:
-        self._step_schedule(sync=True)
-        for block in self.block_of.values():
-            self.ctx.run_block(block)
-        self.received.clear()
-        self.steps += 1
 
     # -- helpers ---------------------------------------------------------------------------------
     def _block_for(self, name: str) -> int:
         if name not in self.block_of:
-            raise _Refused(f"no optimize block takes {name!r}")
+            raise Refused(f"no optimize block takes {name!r}")
         return self.block_of[name]
 
     def _reply(self, identity: bytes, frames: list) -> None:
@@ -464,7 +307,7 @@ class PServer:
         if waited <= self.timeout:
             return
         detail = self.expired
-        for kind, name in _BARRIERS.items():
+        for kind, name in BARRIERS.items():
             if self.waiting[kind]:
                 detail = (
                     f"; trainers {sorted(self.waiting[kind])} wait at the {name} for trainer(s) {self._missing(kind)}"
@@ -487,62 +330,7 @@ class PServer:
 
 
 PEER_QUEUE = 128  # messages queued per peer each way; a trainer has at most 64 (MAX_IN_FLIGHT) unanswered
-EXPIRE_BARRIER = 0.8  # of the timeout: waiting trainers hear who is missing before their own timeout
-
-_BARRIERS = {
-    Kind.SEND_BARRIER: "send barrier",
-    Kind.FETCH_BARRIER: "first fetch barrier (every trainer's start)",
-    Kind.WORKER_BARRIER: "worker barrier (fleet.barrier_worker)",
-    Kind.WORKER_EXCHANGE: "worker exchange (fleet.util, a global shuffle)",
-}
-
-
-class _Refused(FleetgraphError):
-    pass
 
 
 class BindError(FleetgraphError):
     """A pserver cannot listen at its endpoint (the port is taken, the address is not this host's)."""
-
-
-def _is_batch(body) -> bool:
-    """A SEND_BATCH message (its header's kind byte), which `decode` reads in parts."""
-    head = body[0].bytes if hasattr(body[0], "bytes") else bytes(body[0])
-    return len(head) > 4 and head[:4] == MAGIC and head[4] == Kind.SEND_BATCH
-
-
-def _check_value(var, msg: Message) -> None:
-    """The value must have the dtype, shape and kind (dense or sparse) the program declares."""
-    value = msg.value
-    if value is None:
-        raise _Refused(f"{msg.name!r} carries no value")
-    sparse = isinstance(value, SelectedRows)
-    if sparse != (var.type == VarType.SELECTED_ROWS):
-        raise _Refused(
-            f"{msg.name!r}: expected {'sparse' if not sparse else 'dense'} rows, got {'sparse' if sparse else 'dense'}"
-        )
-    dense = value.value if sparse else value
-    want_shape = tuple(var.shape[1:]) if sparse else tuple(var.shape)
-    got_shape = tuple(dense.shape[1:]) if sparse else tuple(dense.shape)
-    if dense.dtype != _dtype(var.dtype) or got_shape != want_shape or (sparse and value.height != var.shape[0]):
-        raise _Refused(
-            f"{msg.name!r}: expected {var.dtype} {list(var.shape)}, got {dense.dtype.name} "
-            f"{list(value.shape if sparse else dense.shape)}"
-        )
-
-
-_DTYPES: dict[str, np.dtype] = {}
-
-
-def _dtype(name: str) -> np.dtype:
-    """np.dtype(name), looked up once per name: a check per received array."""
-    if name not in _DTYPES:
-        _DTYPES[name] = np.dtype(name)
-    return _DTYPES[name]
-
-
-def _mean(values: list):
-    total = merge_dense(np, values)
-    if isinstance(total, SelectedRows):
-        return SelectedRows(total.rows, total.value / len(values), total.height)
-    return total / total.dtype.type(len(values))
