@@ -27,6 +27,9 @@ adding overlap):
   3. wait until ZeroMQ has let go of the summed pieces sent from the array: the caller may
      overwrite the array once we return. Every other piece sent from the array has arrived by
      then, because the all-gather pieces this rank received could not exist otherwise.
+ZeroMQ mallocs a buffer for each piece received, freed once it is added or copied: those pages stay
+mapped from one all-reduce to the next because the executor package tunes glibc's thresholds at
+import (`native.tune_allocator`); trimmed each time, they made a 16 MB all-reduce 30% slower on 2 cores.
 
 `allreduce_async` runs an all-reduce on the ring's one communication thread instead (the executor
 overlaps backward with it): operations started there run one at a time in the order they were
@@ -38,9 +41,7 @@ sockets and shared memory are used by one thread at a time.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import errno
-import sys
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 
@@ -67,10 +68,6 @@ _BIND_RETRY_S = 2.0
 # operation to the thread and back costs about 80 us on 2 loaded cores, as much as a small
 # all-reduce itself (about 250 us for 4 bytes to 400 kB over shared memory there).
 ASYNC_MIN_BYTES = 1 << 20
-# glibc's malloc thresholds once a process has freed a 32 MiB block (see _keep_heap_memory).
-_MMAP_THRESHOLD_BYTES = 32 << 20
-_TRIM_THRESHOLD_BYTES = 64 << 20
-_heap_kept = False
 
 
 class Ring:
@@ -115,8 +112,6 @@ class Ring:
             # Number the operations users run from 1 whatever the set-up ran: each socket delivers
             # in order, so no message of the set-up can be taken for one of theirs.
             self._seq = 0
-            if self._shared is None:
-                _keep_heap_memory()
         except BaseException:
             self.close(linger_ms=0)  # a ring that never formed has nothing worth delivering
             raise
@@ -457,31 +452,6 @@ def _target(array, what: str, name: str, writable: bool = True) -> tuple[np.ndar
 
 def _nbytes(array) -> int:
     return int(getattr(array, "nbytes", 0))
-
-
-def _keep_heap_memory() -> None:
-    """Stop glibc from handing the heap memory of ZeroMQ's receive buffers back to the kernel
-    after every all-reduce, once per process.
-
-    ZeroMQ mallocs a buffer for each message it receives, and we free it once the piece is
-    added or copied. With glibc's adaptive thresholds the heap top is trimmed as soon as a few
-    pieces are free, so the next all-reduce page-faults the same megabytes in again: about a
-    thousand faults per 16 MB all-reduce, which made it 30% slower on 2 cores. Fixing the thresholds
-    at the values the adaptation itself ends at (blocks below 32 MiB from the heap, trim past 64
-    MiB free) keeps them mapped; the process keeps at most 64 MiB more than it would."""
-    global _heap_kept
-    if _heap_kept or not sys.platform.startswith("linux"):
-        return
-    _heap_kept = True
-    try:
-        libc = ctypes.CDLL(None)
-    except OSError:
-        return
-    if not hasattr(libc, "gnu_get_libc_version"):  # glibc's mallopt only: another libc means otherwise
-        return
-    m_trim_threshold, m_mmap_threshold = -1, -3
-    libc.mallopt(m_mmap_threshold, _MMAP_THRESHOLD_BYTES)
-    libc.mallopt(m_trim_threshold, _TRIM_THRESHOLD_BYTES)
 
 
 def _address(endpoint: str) -> str:
