@@ -1,577 +1,324 @@
-"""The optimizer classes: they append optimize ops (and their state's init ops) to the programs."""
+"""The optimizers, one declarative row each: Paddle 2.x's class name (Fluid's is it plus `Optimizer`), the
+op, the hyperparameters with their defaults, the state per parameter and the op's attrs; `declare` makes
+the class, whose constructor takes exactly the row's signature."""
 
 from __future__ import annotations
 
-import numbers
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
 
-import numpy as np
+from .base import Optimizer, update_block
 
-from ..clip import ClipGradBase
-from ..dygraph.dispatch import EagerProgram
-from ..dygraph.mode import eager_guard, no_grad
-from ..dygraph.tensor import Tensor
-from ..initializer import Constant
-from ..ir import FleetgraphError, FleetgraphTypeError, unique_name
-from ..ir.framework import default_main_program, default_startup_program
-from ..ir.program import Parameter, Program, Variable, VarType
-from ..ops.selected_rows import SelectedRows
-from ..regularizer import L2Decay, WeightDecayRegularizer
-from ..transpiler.backward import append_backward
-from .lr import LRScheduler
+_COMMON = ("parameters", "weight_decay", "grad_clip", "name", "regularization", "parameter_list")
+REQUIRED = inspect.Parameter.empty
 
 
-class Optimizer:
-    """Base class. Subclasses name their op type and state (accumulators) and build the op's slots;
-    they take their own hyperparameters, then these common ones (`**common`): parameters (Fluid:
-    parameter_list), weight_decay (Fluid: regularization), grad_clip and name."""
+@dataclass(frozen=True)
+class State:
+    """One accumulator per parameter (`fc_0.w_0_moment1_0`): the op reads it from `slot` and writes it
+    to `out` (None: the op only reads it); it starts at `fill`, a number or a hyperparameter's name, over
+    the parameter's shape or, if `scalar`, [1]."""
 
-    op_type = ""
-
-    def __init__(
-        self,
-        learning_rate=0.001,
-        parameters=None,
-        weight_decay=None,
-        grad_clip=None,
-        name=None,
-        regularization=None,
-        parameter_list=None,
-    ) -> None:
-        if isinstance(learning_rate, bool) or not isinstance(learning_rate, (numbers.Real, Variable, LRScheduler)):
-            raise FleetgraphTypeError(
-                f"{type(self).__name__}: learning_rate expected a float, a schedule's Variable or an "
-                f"LRScheduler, got {type(learning_rate).__name__} {learning_rate!r}"
-            )
-        if grad_clip is not None and not isinstance(grad_clip, ClipGradBase):
-            raise FleetgraphTypeError(
-                f"{type(self).__name__}: grad_clip expected ClipGradByValue, ClipGradByNorm or ClipGradByGlobalNorm "
-                f"(fluid.clip.GradientClipBy*), got {type(grad_clip).__name__}"
-            )
-        self._grad_clip = grad_clip
-        is_number = isinstance(learning_rate, numbers.Real)
-        self._learning_rate = float(learning_rate) if is_number else learning_rate
-        self._parameter_list = _parameters(
-            type(self).__name__, parameters if parameters is not None else parameter_list
-        )
-        decay = weight_decay if weight_decay is not None else regularization
-        self.regularization = L2Decay(decay) if isinstance(decay, numbers.Real) else decay
-        if self.regularization is not None and not isinstance(self.regularization, WeightDecayRegularizer):
-            raise FleetgraphTypeError(
-                f"{type(self).__name__}: weight_decay expected a float, L2Decay or L1Decay, got {decay!r}"
-            )
-        self._lr_vars: dict[int, Variable] = {}
-        self._accumulators: dict[tuple[str, str], Variable] = {}
-        self.helper_name = name or unique_name.generate(type(self).__name__.lower())
-
-    # -- public API ------------------------------------------------------------------------------
-    def get_lr(self) -> float:
-        """The rate now: the float given, or the scheduler's current one (a schedule Variable's value
-        lives in the scope: fetch it)."""
-        if isinstance(self._learning_rate, LRScheduler):
-            return self._learning_rate()
-        if isinstance(self._learning_rate, Variable):
-            raise FleetgraphError(
-                f"{type(self).__name__}.get_lr: the learning rate is the variable {self._learning_rate.name!r}, "
-                "computed by the program; fetch it"
-            )
-        return self._learning_rate
-
-    def minimize(
-        self,
-        loss: Variable,
-        startup_program: Program | None = None,
-        parameters=None,
-        no_grad_set=None,
-        parameter_list=None,
-    ):
-        """Append backward, regularization and optimize ops; returns (optimize_ops, params_grads).
-        On an eager Tensor (whose backward() has run) it updates the parameters now: step()."""
-        if isinstance(loss, Tensor):
-            return [], self.step()
-        if not isinstance(loss, Variable):
-            raise FleetgraphTypeError(
-                f"{type(self).__name__}.minimize: loss expected a Variable, got {type(loss).__name__}"
-            )
-        parameters = _parameters(f"{type(self).__name__}.minimize", parameters or parameter_list)
-        params_grads = self.backward(loss, startup_program, parameters, no_grad_set)
-        optimize_ops = self.apply_optimize(loss, startup_program, params_grads)
-        return optimize_ops, params_grads
-
-    def backward(self, loss, startup_program=None, parameter_list=None, no_grad_set=None, callbacks=None):
-        params = parameter_list if parameter_list is not None else self._parameter_list
-        return append_backward(loss, params, no_grad_set)
-
-    def apply_optimize(self, loss, startup_program, params_grads):
-        program = loss.block.program
-        startup = startup_program or default_startup_program()
-        return self._apply_gradients(program, startup, params_grads)
-
-    def apply_gradients(self, params_grads):
-        return self._apply_gradients(default_main_program(), default_startup_program(), params_grads)
-
-    # -- dynamic mode: the same ops, run at once on the parameters' gradients ----------------------
-    def step(self):
-        """Update every parameter that has a gradient (after loss.backward()); returns the
-        (parameter, gradient) pairs. The ops are the ones minimize appends in static mode, run
-        eagerly; the optimizer's state lives in its own eager program, one Tensor per accumulator."""
-        if self._parameter_list is None:
-            raise FleetgraphError(
-                f"{type(self).__name__}.step: no parameters; in dynamic mode pass parameters=model.parameters()"
-            )
-        params_grads = []
-        for p in self._parameter_list:
-            if not isinstance(p, Tensor):
-                raise FleetgraphTypeError(
-                    f"{type(self).__name__}.step: parameter {getattr(p, 'name', p)!r} is static; expected the "
-                    "eager parameters of a Layer made in dynamic mode (call minimize(loss) in static mode)"
-                )
-            if getattr(p, "trainable", True) and p._grad is not None:
-                params_grads.append((p, _grad_tensor(p)))
-        program = self._eager_program()
-        scheduler = self._learning_rate if isinstance(self._learning_rate, LRScheduler) else None
-        if scheduler is not None and id(program) in self._lr_vars:  # as the executor does before a run
-            self._lr_vars[id(program)].value = np.array([scheduler()], dtype="float32")
-        with no_grad(), eager_guard():
-            self._apply_gradients(program, program, params_grads)
-        return params_grads
-
-    def state_dict(self) -> dict:
-        """Paddle's: each eager accumulator Tensor by its name (`linear_0.w_0_moment1_0`), and the
-        scheduler's state under 'LR_Scheduler'."""
-        state = {var.name: var for var in self._accumulators.values() if isinstance(var, Tensor)}
-        if isinstance(self._learning_rate, LRScheduler):
-            state["LR_Scheduler"] = self._learning_rate.state_dict()
-        return state
-
-    def set_state_dict(self, state_dict: dict) -> None:
-        """Load what state_dict() gave: accumulators by name, now or (not yet made before the first
-        step, as after a restart) when step() makes them; the scheduler's state."""
-        state = dict(state_dict)
-        scheduler = state.pop("LR_Scheduler", None)
-        if scheduler is not None and isinstance(self._learning_rate, LRScheduler):
-            self._learning_rate.set_state_dict(scheduler)
-        self._pending_state = state
-        for var in self._accumulators.values():
-            self._load_pending(var)
-
-    set_dict = set_state_dict
-
-    def _load_pending(self, var) -> None:
-        pending = getattr(self, "_pending_state", None)
-        if pending and isinstance(var, Tensor) and var.name in pending:
-            value = pending.pop(var.name)
-            var.set_value(value.numpy() if isinstance(value, Tensor) else value)
-
-    def clear_grad(self, set_to_zero: bool = True) -> None:
-        for p in self._parameter_list or []:
-            if isinstance(p, Tensor):
-                p.clear_gradient()
-
-    clear_gradients = clear_grad
-
-    def _eager_program(self) -> EagerProgram:
-        if getattr(self, "_eager", None) is None:
-            if isinstance(self._learning_rate, Variable):
-                raise FleetgraphError(
-                    f"{type(self).__name__}.step: the learning rate is the static variable "
-                    f"{self._learning_rate.name!r}; in dynamic mode pass a float or a paddle.optimizer.lr scheduler"
-                )
-            self._eager = EagerProgram(default_startup_program().random_seed)
-        return self._eager
-
-    # -- building ------------------------------------------------------------------------------
-    def _apply_gradients(self, program: Program, startup: Program, params_grads):
-        """Every op it appends (clipping, regularization, learning-rate scaling, the updates and what
-        follows them), in order."""
-        block = _update_block(program)
-        start = len(block.ops)
-        params_grads = sorted(params_grads, key=lambda pg: pg[0].name)  # Paddle's order
-        if self._grad_clip is not None:  # clipping first, then regularization, as Paddle's
-            params_grads = self._grad_clip(params_grads)
-        for param, grad in params_grads:
-            with program._optimized_guard([param, grad]):
-                regularizer = param.regularizer or self.regularization
-                if regularizer is not None:
-                    grad = regularizer.append_regularization_ops(block, param, grad)
-                lr = self._param_lr(program, startup, param)
-                block.append_op(self.op_type, *self._op_slots(program, startup, param, grad, lr))
-        for param, grad in params_grads:
-            with program._optimized_guard([param, grad]):
-                self._finish_update(program, startup, param)
-        return block.ops[start:]
-
-    def _finish_update(self, program: Program, startup: Program, param: Parameter) -> None:
-        """Ops after every parameter's update (Adamax advances its beta1 power here)."""
-
-    def _op_slots(self, program, startup, param, grad, lr) -> tuple[dict, dict, dict]:
-        """(inputs, outputs, attrs) of this optimizer's op for one parameter."""
-        raise NotImplementedError
-
-    def _global_lr(self, program: Program, startup: Program) -> Variable:
-        """A schedule's variable as given; else `learning_rate_0`, a persistable [1] float32 set by
-        the startup program (and, for an LRScheduler, by the executor before each run)."""
-        if isinstance(self._learning_rate, Variable):
-            return self._learning_rate
-        key = id(program)
-        if key not in self._lr_vars:
-            scheduler = self._learning_rate if isinstance(self._learning_rate, LRScheduler) else None
-            name = unique_name.generate("learning_rate")
-            var = program.global_block().create_var(name, [1], "float32", persistable=True)
-            twin = startup.global_block().create_var(name, [1], "float32", persistable=True)
-            Constant(scheduler() if scheduler else self._learning_rate)(twin, startup.global_block())
-            if scheduler is not None:
-                scheduler._var_name = name
-                program.lr_scheduler = scheduler
-            self._lr_vars[key] = var
-        return self._lr_vars[key]
-
-    def _param_lr(self, program, startup, param: Parameter) -> Variable:
-        lr = self._global_lr(program, startup)
-        scale = param.optimize_attr.get("learning_rate", 1.0) if isinstance(param, Parameter) else 1.0
-        if scale == 1.0:
-            return lr
-        block = _update_block(program)
-        scaled = block.create_var(unique_name.generate(f"{param.name}_lr"), [1], "float32")
-        block.append_op("scale", {"X": [lr]}, {"Out": [scaled]}, {"scale": float(scale)})
-        return scaled
-
-    def _accumulator(self, program, startup, name: str, param: Parameter, fill: float = 0.0, shape=None):
-        """Optimizer state for one parameter (`fc_0.w_0_moment1_0`), zero- or `fill`-initialized."""
-        key = (name, param.name)
-        if key not in self._accumulators:
-            var_name = unique_name.generate(f"{param.name}_{name}")
-            shape = list(param.shape if shape is None else shape)
-            var = program.global_block().create_var(var_name, shape, param.dtype, persistable=True)
-            twin = startup.global_block().create_var(var_name, shape, param.dtype, persistable=True)
-            Constant(fill)(twin, startup.global_block())
-            self._accumulators[key] = var
-            self._load_pending(var)
-        return self._accumulators[key]
+    name: str
+    slot: str
+    out: str | None
+    fill: float | str = 0.0
+    scalar: bool = False
 
 
-def _grad_tensor(param: Tensor) -> Tensor:
-    grad = Tensor(param._grad, param.name + "@GRAD")
-    if isinstance(param._grad, SelectedRows):
-        grad.type = VarType.SELECTED_ROWS
-    return grad
+@dataclass(frozen=True)
+class OptimizerSpec:
+    """One optimizer. `hyper`: its own hyperparameters in signature order, name -> (default, conversion
+    or None to keep the value as given). `attrs`: op attr -> a hyperparameter's name, or f(hyper, param).
+    `signature`: the whole parameter order where Paddle's mixes the hyperparameters with the common ones
+    (`_COMMON`); None: (learning_rate, *hyper, **common)."""
+
+    name: str
+    op_type: str
+    hyper: dict[str, tuple[Any, Callable | None]] = field(default_factory=dict)
+    state: tuple[State, ...] = ()
+    attrs: dict[str, str | Callable] = field(default_factory=dict)
+    signature: tuple[str, ...] | None = None
+    learning_rate: Any = 0.001
+    lr_after_grad: bool = False  # the LearningRate input right after Grad (Adam's order), not last
+    scale_after: tuple[str, str] | None = None  # (state, hyper): state *= hyper after every parameter's update
+    doc: str | None = None
+
+    def converted(self, values: dict) -> dict:
+        """The hyperparameters as the op's attrs take them: float(), bool() or as given."""
+        return {k: v if self.hyper[k][1] is None else self.hyper[k][1](v) for k, v in values.items()}
 
 
-def _update_block(program: Program):
-    """Where updates go: the global block, or the gradient block that append_backward left current
-    for a loss built in a sub-block (Paddle puts the optimizer's ops there too)."""
-    current = program.current_block()
-    return current if current.forward_block_idx >= 0 else program.global_block()
+class _Declared(Optimizer):
+    """What every declared optimizer does with its row: make the state, fill the op's slots."""
 
-
-def _parameters(what: str, value):
-    """None, or a list of the parameters (Parameters or their names) to train."""
-    if value is None:
-        return None
-    if isinstance(value, (str, Variable)) or not isinstance(value, (list, tuple, set)):
-        raise FleetgraphTypeError(
-            f"{what}: parameters expected a list of Parameters (or their names), got {type(value).__name__}"
-        )
-    bad = [v for v in value if not isinstance(v, (str, Variable))]
-    if bad:
-        raise FleetgraphTypeError(f"{what}: parameters expected Parameters or names, got {type(bad[0]).__name__}")
-    return list(value)
-
-
-class SGD(Optimizer):
-    op_type = "sgd"
+    _spec: OptimizerSpec
 
     def _op_slots(self, program, startup, param, grad, lr):
-        return {"Param": [param], "Grad": [grad], "LearningRate": [lr]}, {"ParamOut": [param]}, {}
+        spec = self._spec
+        state = [(s, self._state(program, startup, s, param)) for s in spec.state]
+        inputs = {"Param": [param], "Grad": [grad]}
+        if spec.lr_after_grad:
+            inputs["LearningRate"] = [lr]
+        inputs.update((s.slot, [var]) for s, var in state)
+        if not spec.lr_after_grad:
+            inputs["LearningRate"] = [lr]
+        outputs = {"ParamOut": [param], **{s.out: [var] for s, var in state if s.out}}
+        attrs = {k: v(self._hyper, param) if callable(v) else self._hyper[v] for k, v in spec.attrs.items()}
+        return inputs, outputs, attrs
+
+    def _finish_update(self, program, startup, param) -> None:
+        if self._spec.scale_after is None:
+            return
+        name, by = self._spec.scale_after
+        var = self._state(program, startup, next(s for s in self._spec.state if s.name == name), param)
+        update_block(program).append_op("scale", {"X": [var]}, {"Out": [var]}, {"scale": self._hyper[by]})
+
+    def _state(self, program, startup, s: State, param):
+        fill = self._hyper[s.fill] if isinstance(s.fill, str) else s.fill
+        return self._accumulator(program, startup, s.name, param, fill, [1] if s.scalar else None)
 
 
-class Momentum(Optimizer):
-    op_type = "momentum"
+def declare(spec: OptimizerSpec, base: type[Optimizer] = _Declared) -> type[Optimizer]:
+    """The class a row describes: its constructor binds the row's signature, gives learning_rate and the
+    common arguments to Optimizer and keeps the hyperparameters, converted, in `_hyper`."""
+    signature = _signature(spec)
 
-    def __init__(
-        self,
-        learning_rate=0.001,
-        momentum=0.9,
-        parameters=None,
-        use_nesterov=False,
-        weight_decay=None,
-        grad_clip=None,
-        name=None,
-        regularization=None,
-        parameter_list=None,
-    ) -> None:
-        super().__init__(learning_rate, parameters, weight_decay, grad_clip, name, regularization, parameter_list)
-        self._momentum, self._use_nesterov = float(momentum), bool(use_nesterov)
+    def __init__(self, *args, **kwargs) -> None:
+        try:
+            bound = signature.bind(self, *args, **kwargs)
+        except TypeError as err:
+            raise TypeError(f"{spec.name}: {err}") from None
+        bound.apply_defaults()
+        values = dict(bound.arguments)
+        del values["self"]
+        hyper = {k: values.pop(k) for k in spec.hyper}
+        common = values.pop("common", {})
+        Optimizer.__init__(self, **values, **common)
+        self._hyper = spec.converted(hyper)
 
-    def _op_slots(self, program, startup, param, grad, lr):
-        v = self._accumulator(program, startup, "velocity", param)
-        return (
-            {"Param": [param], "Grad": [grad], "Velocity": [v], "LearningRate": [lr]},
-            {"ParamOut": [param], "VelocityOut": [v]},
-            {"mu": self._momentum, "use_nesterov": self._use_nesterov},
-        )
+    __init__.__signature__ = signature
+    __init__.__qualname__ = f"{spec.name}.__init__"
+    namespace = {"__init__": __init__, "__module__": __name__, "__qualname__": spec.name, "__doc__": spec.doc}
+    return type(spec.name, (base,), {**namespace, "op_type": spec.op_type, "_spec": spec})
 
 
-class Adam(Optimizer):
-    op_type = "adam"
-
-    def __init__(
-        self,
-        learning_rate=0.001,
-        beta1=0.9,
-        beta2=0.999,
-        epsilon=1e-08,
-        parameters=None,
-        weight_decay=None,
-        grad_clip=None,
-        lazy_mode=False,
-        name=None,
-        regularization=None,
-        parameter_list=None,
-    ) -> None:
-        super().__init__(learning_rate, parameters, weight_decay, grad_clip, name, regularization, parameter_list)
-        self._beta1, self._beta2, self._epsilon, self._lazy = float(beta1), float(beta2), float(epsilon), lazy_mode
-
-    def _op_slots(self, program, startup, param, grad, lr):
-        acc = lambda n, fill=0.0, shape=None: self._accumulator(program, startup, n, param, fill, shape)  # noqa: E731
-        m1, m2 = acc("moment1"), acc("moment2")
-        b1, b2 = acc("beta1_pow_acc", self._beta1, [1]), acc("beta2_pow_acc", self._beta2, [1])
-        return (
-            {
-                "Param": [param],
-                "Grad": [grad],
-                "LearningRate": [lr],
-                "Moment1": [m1],
-                "Moment2": [m2],
-                "Beta1Pow": [b1],
-                "Beta2Pow": [b2],
-            },
-            {"ParamOut": [param], "Moment1Out": [m1], "Moment2Out": [m2], "Beta1PowOut": [b1], "Beta2PowOut": [b2]},
-            {"beta1": self._beta1, "beta2": self._beta2, "epsilon": self._epsilon, "lazy_mode": self._lazy},
-        )
+def _signature(spec: OptimizerSpec) -> inspect.Signature:
+    defaults = {
+        "learning_rate": spec.learning_rate,
+        **dict.fromkeys(_COMMON),
+        **{k: d for k, (d, _) in spec.hyper.items()},
+    }
+    p = inspect.Parameter
+    params = [p("self", p.POSITIONAL_OR_KEYWORD)]
+    params += [
+        p(n, p.POSITIONAL_OR_KEYWORD, default=defaults[n]) for n in spec.signature or ("learning_rate", *spec.hyper)
+    ]
+    if spec.signature is None:
+        params.append(p("common", p.VAR_KEYWORD))
+    return inspect.Signature(params, return_annotation="None")
 
 
-class Adagrad(Optimizer):
-    op_type = "adagrad"
-
-    def __init__(
-        self,
-        learning_rate=0.001,
-        epsilon=1e-06,
-        parameters=None,
-        weight_decay=None,
-        grad_clip=None,
-        name=None,
-        initial_accumulator_value=0.0,
-        regularization=None,
-        parameter_list=None,
-    ) -> None:
-        super().__init__(learning_rate, parameters, weight_decay, grad_clip, name, regularization, parameter_list)
-        self._epsilon, self._initial = float(epsilon), float(initial_accumulator_value)
-
-    def _op_slots(self, program, startup, param, grad, lr):
-        moment = self._accumulator(program, startup, "moment", param, self._initial)
-        return (
-            {"Param": [param], "Grad": [grad], "Moment": [moment], "LearningRate": [lr]},
-            {"ParamOut": [param], "MomentOut": [moment]},
-            {"epsilon": self._epsilon},
-        )
+def _lamb_decay(hyper: dict, param) -> float:
+    """0 for the parameters exclude_from_weight_decay_fn names."""
+    exclude = hyper["exclude_from_weight_decay_fn"]
+    return 0.0 if exclude is not None and exclude(param) else hyper["lamb_weight_decay"]
 
 
-class RMSProp(Optimizer):
-    op_type = "rmsprop"
+_ADAM_STATE = (
+    State("moment1", "Moment1", "Moment1Out"),
+    State("moment2", "Moment2", "Moment2Out"),
+    State("beta1_pow_acc", "Beta1Pow", "Beta1PowOut", fill="beta1", scalar=True),
+    State("beta2_pow_acc", "Beta2Pow", "Beta2PowOut", fill="beta2", scalar=True),
+)
 
-    def __init__(
-        self,
-        learning_rate=0.001,
-        rho=0.95,
-        epsilon=1e-06,
-        momentum=0.0,
-        centered=False,
-        **common,
-    ) -> None:
-        super().__init__(learning_rate, **common)
-        self._rho, self._epsilon, self._momentum, self._centered = float(rho), float(epsilon), float(momentum), centered
-
-    def _op_slots(self, program, startup, param, grad, lr):
-        acc = lambda n: self._accumulator(program, startup, n, param)  # noqa: E731
-        momentum, mean_square, mean_grad = acc("momentum"), acc("mean_square"), acc("mean_grad")
-        return (
-            {
-                "Param": [param],
-                "Grad": [grad],
-                "Moment": [momentum],
-                "MeanSquare": [mean_square],
-                "MeanGrad": [mean_grad],
-                "LearningRate": [lr],
-            },
-            {"ParamOut": [param], "MomentOut": [momentum], "MeanSquareOut": [mean_square], "MeanGradOut": [mean_grad]},
-            {"epsilon": self._epsilon, "decay": self._rho, "momentum": self._momentum, "centered": self._centered},
-        )
-
-
-class Adamax(Optimizer):
-    op_type = "adamax"
-
-    def __init__(
-        self,
-        learning_rate=0.001,
-        beta1=0.9,
-        beta2=0.999,
-        epsilon=1e-08,
-        **common,
-    ) -> None:
-        super().__init__(learning_rate, **common)
-        self._beta1, self._beta2, self._epsilon = float(beta1), float(beta2), float(epsilon)
-
-    def _op_slots(self, program, startup, param, grad, lr):
-        moment = self._accumulator(program, startup, "moment", param)
-        inf_norm = self._accumulator(program, startup, "inf_norm", param)
-        beta1_pow = self._accumulator(program, startup, "beta1_pow_acc", param, self._beta1, [1])
-        return (
-            {
-                "Param": [param],
-                "Grad": [grad],
-                "LearningRate": [lr],
-                "Moment": [moment],
-                "InfNorm": [inf_norm],
-                "Beta1Pow": [beta1_pow],
-            },
-            {"ParamOut": [param], "MomentOut": [moment], "InfNormOut": [inf_norm]},
-            {"beta1": self._beta1, "beta2": self._beta2, "epsilon": self._epsilon},
-        )
-
-    def _finish_update(self, program, startup, param):
-        beta1_pow = self._accumulator(program, startup, "beta1_pow_acc", param, self._beta1, [1])
-        block = _update_block(program)
-        block.append_op("scale", {"X": [beta1_pow]}, {"Out": [beta1_pow]}, {"scale": self._beta1})
-
-
-class Adadelta(Optimizer):
-    op_type = "adadelta"
-
-    def __init__(
-        self,
-        learning_rate=0.001,
-        epsilon=1e-06,
-        rho=0.95,
-        **common,
-    ) -> None:
-        super().__init__(learning_rate, **common)
-        self._epsilon, self._rho = float(epsilon), float(rho)
-
-    def _op_slots(self, program, startup, param, grad, lr):
-        avg_grad = self._accumulator(program, startup, "_avg_squared_grad", param)
-        avg_update = self._accumulator(program, startup, "_avg_squared_update", param)
-        return (
-            {
-                "Param": [param],
-                "Grad": [grad],
-                "AvgSquaredGrad": [avg_grad],
-                "AvgSquaredUpdate": [avg_update],
-                "LearningRate": [lr],
-            },
-            {"ParamOut": [param], "AvgSquaredGradOut": [avg_grad], "AvgSquaredUpdateOut": [avg_update]},
-            {"epsilon": self._epsilon, "rho": self._rho},
-        )
-
-
-class DecayedAdagrad(Optimizer):
-    """Fluid's DecayedAdagradOptimizer (Paddle 2.x dropped it from paddle.optimizer)."""
-
-    op_type = "decayed_adagrad"
-
-    def __init__(
-        self,
-        learning_rate,
-        decay=0.95,
-        epsilon=1e-06,
-        **common,
-    ) -> None:
-        super().__init__(learning_rate, **common)
-        self._decay, self._epsilon = float(decay), float(epsilon)
-
-    def _op_slots(self, program, startup, param, grad, lr):
-        moment = self._accumulator(program, startup, "moment", param)
-        return (
-            {"Param": [param], "Grad": [grad], "Moment": [moment], "LearningRate": [lr]},
-            {"ParamOut": [param], "MomentOut": [moment]},
-            {"decay": self._decay, "epsilon": self._epsilon},
-        )
-
-
-class Ftrl(Optimizer):
-    """Fluid's FtrlOptimizer (FTRL-proximal; Paddle 2.x dropped it from paddle.optimizer)."""
-
-    op_type = "ftrl"
-
-    def __init__(
-        self,
-        learning_rate,
-        l1=0.0,
-        l2=0.0,
-        lr_power=-0.5,
-        **common,
-    ) -> None:
-        super().__init__(learning_rate, **common)
-        self._l1, self._l2, self._lr_power = float(l1), float(l2), float(lr_power)
-
-    def _op_slots(self, program, startup, param, grad, lr):
-        squared = self._accumulator(program, startup, "squared", param)
-        linear = self._accumulator(program, startup, "linear", param)
-        return (
-            {
-                "Param": [param],
-                "Grad": [grad],
-                "SquaredAccumulator": [squared],
-                "LinearAccumulator": [linear],
-                "LearningRate": [lr],
-            },
-            {"ParamOut": [param], "SquaredAccumOut": [squared], "LinearAccumOut": [linear]},
-            {"l1": self._l1, "l2": self._l2, "lr_power": self._lr_power},
-        )
-
-
-class Lamb(Adam):
-    """LAMB: Adam's step scaled per parameter by ||param|| / ||step||, with decoupled weight decay
-    (`lamb_weight_decay`; 0 for parameters `exclude_from_weight_decay_fn(param)` names, whose step
-    is then not rescaled unless `always_adapt`). Its op takes Adam's inputs and outputs."""
-
-    op_type = "lamb"
-
-    def __init__(
-        self,
-        learning_rate=0.001,
-        lamb_weight_decay=0.01,
-        beta1=0.9,
-        beta2=0.999,
-        epsilon=1e-06,
-        parameters=None,
-        grad_clip=None,
-        exclude_from_weight_decay_fn=None,
-        multi_precision=False,
-        always_adapt=False,
-        name=None,
-        regularization=None,
-        parameter_list=None,
-    ) -> None:
-        super().__init__(
-            learning_rate,
-            beta1,
-            beta2,
-            epsilon,
-            parameters,
-            None,
-            grad_clip,
-            False,
-            name,
-            regularization,
-            parameter_list,
-        )
-        self._weight_decay, self._always_adapt = float(lamb_weight_decay), bool(always_adapt)
-        self._exclude = exclude_from_weight_decay_fn
-
-    def _op_slots(self, program, startup, param, grad, lr):
-        inputs, outputs, _ = super()._op_slots(program, startup, param, grad, lr)
-        decay = 0.0 if self._exclude is not None and self._exclude(param) else self._weight_decay
-        attrs = {"weight_decay": decay, "beta1": self._beta1, "beta2": self._beta2, "epsilon": self._epsilon}
-        return inputs, outputs, {**attrs, "always_adapt": self._always_adapt}
+SGD = declare(
+    OptimizerSpec(
+        "SGD",
+        "sgd",
+        signature=(
+            "learning_rate",
+            "parameters",
+            "weight_decay",
+            "grad_clip",
+            "name",
+            "regularization",
+            "parameter_list",
+        ),
+    ),
+)
+Momentum = declare(
+    OptimizerSpec(
+        "Momentum",
+        "momentum",
+        hyper={"momentum": (0.9, float), "use_nesterov": (False, bool)},
+        state=(State("velocity", "Velocity", "VelocityOut"),),
+        attrs={"mu": "momentum", "use_nesterov": "use_nesterov"},
+        signature=(
+            "learning_rate",
+            "momentum",
+            "parameters",
+            "use_nesterov",
+            "weight_decay",
+            "grad_clip",
+            "name",
+            "regularization",
+            "parameter_list",
+        ),
+    )
+)
+Adam = declare(
+    OptimizerSpec(
+        "Adam",
+        "adam",
+        hyper={"beta1": (0.9, float), "beta2": (0.999, float), "epsilon": (1e-08, float), "lazy_mode": (False, None)},
+        state=_ADAM_STATE,
+        attrs={"beta1": "beta1", "beta2": "beta2", "epsilon": "epsilon", "lazy_mode": "lazy_mode"},
+        signature=(
+            "learning_rate",
+            "beta1",
+            "beta2",
+            "epsilon",
+            "parameters",
+            "weight_decay",
+            "grad_clip",
+            "lazy_mode",
+            "name",
+            "regularization",
+            "parameter_list",
+        ),
+        lr_after_grad=True,
+    )
+)
+Adagrad = declare(
+    OptimizerSpec(
+        "Adagrad",
+        "adagrad",
+        hyper={"epsilon": (1e-06, float), "initial_accumulator_value": (0.0, float)},
+        state=(State("moment", "Moment", "MomentOut", fill="initial_accumulator_value"),),
+        attrs={"epsilon": "epsilon"},
+        signature=(
+            "learning_rate",
+            "epsilon",
+            "parameters",
+            "weight_decay",
+            "grad_clip",
+            "name",
+            "initial_accumulator_value",
+            "regularization",
+            "parameter_list",
+        ),
+    )
+)
+RMSProp = declare(
+    OptimizerSpec(
+        "RMSProp",
+        "rmsprop",
+        hyper={"rho": (0.95, float), "epsilon": (1e-06, float), "momentum": (0.0, float), "centered": (False, None)},
+        state=(
+            State("momentum", "Moment", "MomentOut"),
+            State("mean_square", "MeanSquare", "MeanSquareOut"),
+            State("mean_grad", "MeanGrad", "MeanGradOut"),
+        ),
+        attrs={"epsilon": "epsilon", "decay": "rho", "momentum": "momentum", "centered": "centered"},
+    )
+)
+Adamax = declare(
+    OptimizerSpec(
+        "Adamax",
+        "adamax",
+        hyper={"beta1": (0.9, float), "beta2": (0.999, float), "epsilon": (1e-08, float)},
+        state=(
+            State("moment", "Moment", "MomentOut"),
+            State("inf_norm", "InfNorm", "InfNormOut"),
+            State("beta1_pow_acc", "Beta1Pow", None, fill="beta1", scalar=True),
+        ),
+        attrs={"beta1": "beta1", "beta2": "beta2", "epsilon": "epsilon"},
+        lr_after_grad=True,
+        scale_after=("beta1_pow_acc", "beta1"),  # its op reads the beta1 power; a scale op advances it
+    )
+)
+Adadelta = declare(
+    OptimizerSpec(
+        "Adadelta",
+        "adadelta",
+        hyper={"epsilon": (1e-06, float), "rho": (0.95, float)},
+        state=(
+            State("_avg_squared_grad", "AvgSquaredGrad", "AvgSquaredGradOut"),
+            State("_avg_squared_update", "AvgSquaredUpdate", "AvgSquaredUpdateOut"),
+        ),
+        attrs={"epsilon": "epsilon", "rho": "rho"},
+    )
+)
+DecayedAdagrad = declare(
+    OptimizerSpec(
+        "DecayedAdagrad",
+        "decayed_adagrad",
+        hyper={"decay": (0.95, float), "epsilon": (1e-06, float)},
+        state=(State("moment", "Moment", "MomentOut"),),
+        attrs={"decay": "decay", "epsilon": "epsilon"},
+        learning_rate=REQUIRED,
+        doc="Fluid's DecayedAdagradOptimizer (Paddle 2.x dropped it from paddle.optimizer).",
+    )
+)
+Ftrl = declare(
+    OptimizerSpec(
+        "Ftrl",
+        "ftrl",
+        hyper={"l1": (0.0, float), "l2": (0.0, float), "lr_power": (-0.5, float)},
+        state=(
+            State("squared", "SquaredAccumulator", "SquaredAccumOut"),
+            State("linear", "LinearAccumulator", "LinearAccumOut"),
+        ),
+        attrs={"l1": "l1", "l2": "l2", "lr_power": "lr_power"},
+        learning_rate=REQUIRED,
+        doc="Fluid's FtrlOptimizer (FTRL-proximal; Paddle 2.x dropped it from paddle.optimizer).",
+    )
+)
+Lamb = declare(
+    OptimizerSpec(
+        "Lamb",
+        "lamb",
+        hyper={
+            "beta1": (0.9, float),
+            "beta2": (0.999, float),
+            "epsilon": (1e-06, float),
+            "lamb_weight_decay": (0.01, float),
+            "always_adapt": (False, bool),
+            "exclude_from_weight_decay_fn": (None, None),
+            "multi_precision": (False, None),
+        },
+        state=_ADAM_STATE,
+        attrs={
+            "weight_decay": _lamb_decay,
+            "beta1": "beta1",
+            "beta2": "beta2",
+            "epsilon": "epsilon",
+            "always_adapt": "always_adapt",
+        },
+        signature=(
+            "learning_rate",
+            "lamb_weight_decay",
+            "beta1",
+            "beta2",
+            "epsilon",
+            "parameters",
+            "grad_clip",
+            "exclude_from_weight_decay_fn",
+            "multi_precision",
+            "always_adapt",
+            "name",
+            "regularization",
+            "parameter_list",
+        ),
+        lr_after_grad=True,
+        doc=(
+            "LAMB: Adam's step scaled per parameter by ||param|| / ||step||, with decoupled weight decay "
+            "(`lamb_weight_decay`; 0 for parameters `exclude_from_weight_decay_fn(param)` names, whose step "
+            "is then not rescaled unless `always_adapt`). Its op takes Adam's inputs and outputs."
+        ),
+    ),
+    base=Adam,
+)
