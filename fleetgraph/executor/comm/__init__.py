@@ -1,7 +1,7 @@
 """Communication between processes over ZeroMQ: the only package that opens sockets.
 
 One `ProcessComm` per process owns every socket: the parameter-server client of a trainer, the
-collective rings of a rank. Kernels reach it through `ctx.comm`.
+collective rings of a rank (each a `collective.Collective`). Kernels reach it through `ctx.comm`.
 """
 
 from __future__ import annotations
@@ -9,7 +9,12 @@ from __future__ import annotations
 import atexit
 import threading
 
+from typing import TYPE_CHECKING
+
 from ...ir import FleetgraphError
+
+if TYPE_CHECKING:
+    from .collective import Collective
 
 _lock = threading.Lock()
 _process: ProcessComm | None = None
@@ -21,7 +26,7 @@ class ProcessComm:
 
         self.context = zmq.Context()
         self._ps_client = None
-        self._rings: dict[int, object] = {}
+        self._rings: dict[int, Collective] = {}
 
     def ps_client(self):
         """This process's client of the pservers (created on first use)."""
@@ -31,7 +36,7 @@ class ProcessComm:
             self._ps_client = PSClient(self.context)
         return self._ps_client
 
-    def init_ring(self, ring_id: int, nranks: int, rank: int, endpoints: list[str]):
+    def init_ring(self, ring_id: int, nranks: int, rank: int, endpoints: list[str]) -> Collective:
         from .ring import Ring
 
         if ring_id in self._rings:
@@ -39,7 +44,7 @@ class ProcessComm:
         self._rings[ring_id] = Ring(self.context, nranks, rank, endpoints, ring_id)
         return self._rings[ring_id]
 
-    def ring(self, ring_id: int = 0):
+    def ring(self, ring_id: int = 0) -> Collective:
         if ring_id not in self._rings:
             raise FleetgraphError(
                 f"collective ring {ring_id} is not initialized; run the startup program (its c_comm_init op) first"
