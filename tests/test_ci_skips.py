@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import os
+from pathlib import Path
 
 import pytest
 
 pytest_plugins = ["pytester"]
 
-CONFTEST = os.path.join(os.path.dirname(os.path.abspath(__file__)), "conftest.py")
+CONFTEST = Path(__file__).with_name("conftest.py")
 
 SKIPPING = """
 import pytest
@@ -42,7 +42,7 @@ def test_runs():
 
 @pytest.fixture
 def suite(pytester):
-    pytester.makeconftest(open(CONFTEST).read())
+    pytester.makeconftest(CONFTEST.read_text())
     pytester.makeini("[pytest]\nmarkers =\n    gpu: needs a GPU\n")
     pytester.makepyfile(test_skipping=SKIPPING)
     return pytester
