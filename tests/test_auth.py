@@ -362,3 +362,32 @@ def test_ranks_with_different_secrets_fail_at_once_naming_authentication(context
     results = run_ranks(2, lambda ring: ring.allreduce(np.ones(2, np.float32)), context=zmq.Context())
     assert time.monotonic() - started < 2
     assert all(isinstance(r, AuthError) and "authentication failed" in str(r) for r in results), results
+
+
+def test_a_formed_ring_ignores_a_stranger_saying_the_secrets_differ(monkeypatch):
+    """Only the connection a rank challenged during set-up can stop it with a mismatch notice; once
+    the ring formed, a local process sending hello + mismatch is refused and the ring trains on."""
+    from test_collective_runtime import run_ranks
+
+    monkeypatch.setenv(security.SECRET_ENV, SECRET)
+    monkeypatch.setenv("FLEETGRAPH_RING_TRANSPORT", "tcp")
+    context = zmq.Context()
+    strangers = []
+
+    def body(ring):
+        if ring.rank == 0:
+            sock = _dealer(context, ring.endpoints[0])
+            sock.send_multipart(encode(Kind.AUTH, f"hello\nrank:1\nring0.0@{ring.endpoints[0]}\n{'00' * 16}"))
+            sock.send_multipart(encode(Kind.AUTH, "mismatch\nrank:1"))
+            sock.send_multipart(encode(Kind.AUTH, "mismatch\nrank:1"))  # and one without a challenge
+            strangers.append(sock)
+        return [ring.allreduce(np.full(4, ring.rank + 1.0, np.float32)) for _ in range(20)]
+
+    results = run_ranks(2, body, context=zmq.Context(), transport="tcp")
+    for sock in strangers:
+        sock.close()
+    context.term()
+    for rank_results in results:
+        assert not isinstance(rank_results, Exception), rank_results
+        for got in rank_results:
+            np.testing.assert_array_equal(got, [3, 3, 3, 3])

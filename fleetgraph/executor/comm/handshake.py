@@ -140,6 +140,8 @@ class Gate:
             return self._check(token, peer, proof[0])
         mismatch = _fields(msg, "mismatch", 1)
         if mismatch is not None:
+            if self.pending.pop(token, None) is None:  # only a client this server challenged can say so
+                return self._refuse(peer, f"{self.where}: a mismatch notice without a hello on its connection")
             self.last_refusal = f"{mismatch[0][:40]!r} from {peer} found this role's FLEETGRAPH_JOB_SECRET different from its own"
             self.refusals.error(peer, "%s: authentication failed: %s; %s", self.where, self.last_refusal, _HINT)
             self.mismatched = True

@@ -51,6 +51,7 @@ from ...ir import FleetgraphError
 from .chunks import PIECE_BYTES, pieces, pieces_of, schedule, split
 from .collective import RingError
 from .config import CommTimeout, bind_address, ring_transport, rpc_timeout
+from .handshake import AuthError
 from .ring_io import Io
 from .wire import DTYPES, Kind, WireError, decode, encode
 
@@ -185,8 +186,6 @@ class Ring:
 
     def _answer_of(self, frames, prover):
         """The prover's next message after the next rank's answer `frames`."""
-        from .handshake import AuthError
-
         try:
             msg = decode(frames)
         except WireError as e:
@@ -213,13 +212,9 @@ class Ring:
                 reply = gate.refuse_unproved(body[0], "a malformed authentication message")
             if reply:
                 self._inbox.send_multipart([identity, *reply])
-            if gate.mismatched:  # the previous rank will not go on: neither can this one
-                from .handshake import AuthError
-
+            if gate.mismatched and not gate.proved:  # the previous rank will not go on: neither can this one
                 raise AuthError(f"ring {self.ring_id}, rank {self.rank}: authentication failed: {gate.last_refusal}")
             if gate.mode == "open":
-                from .handshake import AuthError
-
                 raise AuthError(
                     f"ring {self.ring_id}, rank {self.rank}: authentication failed: {self.prev} has "
                     "FLEETGRAPH_JOB_SECRET and this rank has none; set the same secret in every role of the job"
@@ -232,8 +227,6 @@ class Ring:
 
     def _refused(self, frames) -> None:
         """Raise the error the next rank answered with (a ring's outbox receives nothing else)."""
-        from .handshake import AuthError
-
         try:
             text = decode(frames).text
         except WireError as e:
