@@ -90,7 +90,7 @@ def _to_numpy(value):
 
 def _run_strict(prog, feed: dict, fetch: list[str]) -> list[np.ndarray]:
     """Run block 0 of `prog` with every array an array_api_strict array and `xp = array_api_strict`."""
-    from fleetgraph.executor.executor import check_feed
+    from fleetgraph.executor.feed_fetch import check_feed
 
     block = prog.global_block()
     env = {n: _to_strict(check_feed(block.var(n), v)) for n, v in feed.items()}

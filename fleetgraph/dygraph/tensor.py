@@ -6,7 +6,7 @@ import itertools
 
 import numpy as np
 
-from ..executor.executor import FetchedValue
+from ..executor.feed_fetch import FetchedValue
 from ..ir import FleetgraphError
 from ..ir.dtypes import convert_dtype
 from ..ir.program import Parameter, Variable, VarType

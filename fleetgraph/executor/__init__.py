@@ -1,6 +1,7 @@
 """The runtime: Executor, Scope and places (CPU with NumPy kernels)."""
 
-from .executor import Executor, check_feed
+from .executor import Executor
+from .feed_fetch import check_feed
 from .native import tune_allocator, tune_blas_threads
 from .place import CPUPlace, CUDAPlace, Place
 from .rng import seed

@@ -8,19 +8,12 @@ from typing import Any
 
 import numpy as np
 
-from ..ir import (
-    DTypeError,
-    EOFException,
-    FleetgraphError,
-    KernelError,
-    ShapeError,
-    default_main_program,
-    get_op_def,
-)
-from ..ir.errors import close_matches, fmt_shape
-from ..ir.program import Block, Program, Variable
-from ..ops.lod_tensor import LoDTensor, check_lod, from_sequences
+from ..ir import EOFException, FleetgraphError, KernelError, default_main_program, get_op_def
+from ..ir.errors import fmt_shape
+from ..ir.program import Block, Program
+from ..ops.lod_tensor import LoDTensor
 from . import rng
+from .feed_fetch import feed_into, fetch_name, fetched
 from .fuse_lookup import fuse_lookup_chains
 from .overlap import overlap_allreduce
 from .place import CPUPlace, Place
@@ -312,7 +305,7 @@ class Executor:
             raise TypeError(f"Executor.run: expected a Program, got {type(program).__name__}")
         scope = global_scope() if scope is None else scope
         if compiled is not None:  # CPU_NUM replicas: executor/parallel.py
-            fetch_names = [_fetch_name(f) for f in (fetch_list or [])]
+            fetch_names = [fetch_name(f) for f in (fetch_list or [])]
             return compiled._runner().run(self, feed, fetch_names, scope, return_numpy)
         plan = self._plan(program)
         env = dict(scope.vars)
@@ -324,13 +317,13 @@ class Executor:
                 )
             feed = feed[0]
         if feed:
-            _feed_into(env, feed, plan)
-        fetch_names = [_fetch_name(f) for f in (fetch_list or [])]
+            feed_into(env, feed, plan)
+        fetch_names = [fetch_name(f) for f in (fetch_list or [])]
         set_scheduled_lr(program, env)
         plan.run(env, self.xp, RunContext(self, program, scope, env) if plan.context_steps else None)
         for name in plan.persist_outputs:
             scope.vars[name] = env[name]
-        return [_fetched(env, name, program, return_numpy) for name in fetch_names]
+        return [fetched(env, name, program, return_numpy) for name in fetch_names]
 
     def train_from_dataset(
         self,
@@ -406,101 +399,3 @@ def set_scheduled_lr(program: Program, env: dict) -> None:
     var = None if scheduler is None else program.global_block()._find_var_recursive(scheduler._var_name)
     if var is not None:
         env[var.name] = np.array([scheduler()], dtype=var.dtype)
-
-
-def _fetch_name(item) -> str:
-    if isinstance(item, Variable):
-        return item.name
-    if isinstance(item, str):
-        return item
-    raise TypeError(f"fetch_list: expected Variables or names, got {type(item).__name__} {item!r}")
-
-
-class FetchedValue(np.ndarray):
-    """A fetched array of one element that also converts to a Python number. Paddle 1.x scripts
-    index a fetched loss (`loss[0]`) and 2.x scripts format it (`"%f" % loss`); NumPy 2.4 refuses
-    the second for a shape-[1] array, so the fetch result allows both."""
-
-    def __float__(self) -> float:
-        return float(self.reshape(()).item())
-
-    def __int__(self) -> int:
-        return int(self.reshape(()).item())
-
-    def __repr__(self) -> str:
-        return repr(np.asarray(self))
-
-
-def _fetched(env: dict, name: str, program: Program, return_numpy: bool = True):
-    """A copy of the value (later runs may update state in place): an array, or with
-    `return_numpy=False` a LoDTensor (with the variable's LoD, if it has one) as Paddle returns."""
-    value = env.get(name)
-    if value is not None:
-        levels = value.levels if isinstance(value, LoDTensor) else ()
-        array = np.array(value.data if isinstance(value, LoDTensor) else value)
-        if not return_numpy:
-            return LoDTensor(array, levels)
-        if levels:
-            raise FleetgraphError(
-                f"fetch {name!r}: the value holds LoD {[level.tolist() for level in levels]}, which an array "
-                "cannot carry; fetch it with return_numpy=False to get the LoDTensor"
-            )
-        return array.view(FetchedValue) if array.size == 1 and array.ndim else array
-    known = [v.name for v in program.list_vars()]
-    if name not in known:
-        raise FleetgraphError(f"fetch {name!r}: no such variable in the program{close_matches(name, known)}")
-    raise FleetgraphError(f"fetch {name!r}: the variable has no value; no op of this run writes it")
-
-
-def _feed_into(env: dict, feed: dict, plan: _Plan) -> None:
-    for key, value in feed.items():
-        name = key.name if isinstance(key, Variable) else key
-        var = plan.block._find_var_recursive(name)
-        if var is None:
-            raise FleetgraphError(f"feed {name!r}: no such variable in the program{close_matches(name, plan.vars)}")
-        env[name] = check_feed(var, value)
-
-
-def check_feed(var: Variable, value):
-    """The fed value as an array of the variable's dtype and shape (a LoDTensor for a variable with
-    lod_level > 0: from a LoDTensor, nested lists or an array without LoD), or one clear error."""
-    if var.lod_level > 0:
-        return _check_lod_feed(var, value)
-    if isinstance(value, LoDTensor):  # the variable carries no sequences: its rows are its value
-        value = value.data
-    return _check_array(var, value)
-
-
-def _check_lod_feed(var: Variable, value) -> LoDTensor:
-    where = f"feed {var.name!r}"
-    if isinstance(value, LoDTensor):
-        data = _check_array(var, value.data)
-        if len(value.levels) > var.lod_level:
-            raise FleetgraphError(
-                f"{where}: expected at most lod_level {var.lod_level} LoD level(s), got {len(value.levels)}"
-            )
-        check_lod(value.levels, len(data), where)
-        return value if data is value.data else LoDTensor(data, value.levels)
-    if isinstance(value, (list, tuple)):
-        value = from_sequences(value, var.lod_level, var.dtype, var.shape[1:], where)
-        return LoDTensor(_check_array(var, value.data), value.levels)
-    return LoDTensor(_check_array(var, value), ())
-
-
-def _check_array(var: Variable, value) -> np.ndarray:
-    want = f"{fmt_shape(var.shape)} {var.dtype}"
-    if isinstance(value, np.ndarray):
-        if value.dtype.name != var.dtype:
-            raise DTypeError(f"feed {var.name!r}: expected shape {want}, got {tuple(value.shape)} {value.dtype.name}")
-        array = value
-    else:
-        try:
-            array = np.asarray(value, dtype=var.dtype)
-        except (TypeError, ValueError) as e:
-            raise DTypeError(f"feed {var.name!r}: expected shape {want}, got {type(value).__name__} ({e})") from None
-    shape = array.shape
-    if not var.need_check_feed:  # fluid.layers.data: Paddle checks only fluid.data's and static.data's feeds
-        return array
-    if len(shape) != len(var.shape) or any(d != -1 and d != s for d, s in zip(var.shape, shape)):
-        raise ShapeError(f"feed {var.name!r}: expected shape {want}, got {tuple(shape)} {array.dtype.name}")
-    return array

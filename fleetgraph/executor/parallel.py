@@ -71,7 +71,8 @@ class DataParallel:
         self.version = program._version
 
     def run(self, executor, feed, fetch_names: list[str], scope, return_numpy: bool) -> list:
-        from .executor import RunContext, _feed_into, _fetched, set_scheduled_lr
+        from .executor import RunContext, set_scheduled_lr
+        from .feed_fetch import feed_into, fetched
 
         def run(plan, program, env):
             plan.run(env, executor.xp, RunContext(executor, program, scope, env) if plan.context_steps else None)
@@ -80,7 +81,7 @@ class DataParallel:
         replica_plan, once_plan = executor._plan(self.replica), executor._plan(self.once)
         envs = [dict(scope.vars) for _ in shards]
         for env, shard in zip(envs, shards):
-            _feed_into(env, shard, replica_plan)
+            feed_into(env, shard, replica_plan)
         with one_blas_thread_each(len(shards) > 1):  # step 2
             _run_threads([lambda env=env: run(replica_plan, self.replica, env) for env in envs])
         main = dict(scope.vars)  # step 3
@@ -97,10 +98,10 @@ class DataParallel:
         out = []  # step 5
         for name in fetch_names:
             if name not in self.computed:
-                out.append(_fetched(main, name, self.program, return_numpy))
+                out.append(fetched(main, name, self.program, return_numpy))
                 continue
-            holding = [env for env in envs if env.get(name) is not None] or envs[:1]  # none: _fetched says why
-            merged = _merge([_fetched(env, name, self.program) for env in holding])
+            holding = [env for env in envs if env.get(name) is not None] or envs[:1]  # none: fetched says why
+            merged = _merge([fetched(env, name, self.program) for env in holding])
             out.append(merged if return_numpy else LoDTensor(merged, ()))
         return out
 
