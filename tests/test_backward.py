@@ -42,6 +42,33 @@ def test_summed_gradient_matches_numpy():
     np.testing.assert_allclose(out, 2 * data + 1)
 
 
+def _grad_through(build) -> tuple[np.ndarray, np.ndarray]:
+    """d sum(build(x)) / dx for x = [[-2, -1, 0.5], [1, 2, -3]], and x."""
+    main, startup, guard = _program()
+    with guard:
+        x = paddle.static.data(name="x", shape=[2, 3])
+        x.stop_gradient = False
+        (g,) = gradients([paddle.sum(build(x))], [x])
+    data = np.array([[-2, -1, 0.5], [1, 2, -3]], "float32")
+    (out,) = paddle.static.Executor().run(main, feed={"x": data}, fetch_list=[g], scope=paddle.static.Scope())
+    return out, data
+
+
+def test_sign_passes_a_zero_gradient_as_paddles_scale_by_zero():
+    out, data = _grad_through(lambda x: paddle.multiply(paddle.sign(x), x))  # |x|: sign(x) d x + 0
+    np.testing.assert_array_equal(out, np.sign(data))
+
+
+def test_a_comparison_on_the_path_passes_no_gradient_back():
+    """less_than has no gradient in Paddle either: d/dx of (x < 0) * x is only the product's x side."""
+    def below_zero_times_x(x):
+        below = fluid.layers.less_than(x, fluid.layers.fill_constant([1], "float32", 0.0))
+        return paddle.multiply(fluid.layers.cast(below, "float32"), x)
+
+    out, data = _grad_through(below_zero_times_x)
+    np.testing.assert_array_equal(out, (data < 0).astype("float32"))
+
+
 def test_stop_gradient_input_gets_no_gradient_op_work():
     main, startup, guard = _program()
     with guard, unique_name.guard():

@@ -29,7 +29,6 @@ NO_KERNEL: dict[str, str] = {}
 # Forward ops without a grad maker: backward (transpiler/backward.py) calls the maker of each op
 # on the path from the loss to the parameters, and these are never on that path.
 NOT_DIFFERENTIABLE: dict[str, str] = {
-    "sign": "its derivative is zero wherever it exists",
     **dict.fromkeys(
         ("less_than", "less_equal", "greater_than", "greater_equal", "equal", "not_equal"),
         "a comparison: its boolean output has no gradient",

@@ -88,4 +88,16 @@ def _sign(xp, x):
     return xp.sign(x)
 
 
-_unary("sign", _sign)
+def _sign_grad_maker(op) -> list[dict]:
+    """sign's derivative is zero wherever it exists: a `scale` by 0 of Out@GRAD, as Paddle builds it."""
+    return [
+        dict(
+            type="scale",
+            inputs={"X": [n + "@GRAD" for n in op.output("Out")]},
+            outputs={"Out": [n + "@GRAD" for n in op.input("X")]},
+            attrs={"scale": 0.0, "bias": 0.0, "bias_after_scale": True},
+        )
+    ]
+
+
+register_op("sign", inputs=("X",), outputs=("Out",), infer_shape=same_shape(), grad=_sign_grad_maker, kernel=_sign)

@@ -132,7 +132,9 @@ def _append_grad_ops(
     per_op = []
     for op in path:
         op_descs = []
-        for desc in get_op_def(op.type).grad(op):
+        maker = get_op_def(op.type).grad
+        # an op without a gradient (a comparison, a metric, a constant) passes none back, as in Paddle
+        for desc in maker(op) if maker is not None else ():
             desc["outputs"] = {
                 slot: [n if _forward_name(n) in requires else None for n in names]
                 for slot, names in desc["outputs"].items()
