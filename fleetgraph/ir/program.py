@@ -462,26 +462,18 @@ class Program:
 
     def clone(self, for_test: bool = False) -> Program:
         """An exact copy. `for_test=True` keeps only the forward ops and switches ops to test mode."""
+        from .prune import keep_forward_for_test
         from .serialize import program_from_dict, program_to_dict
 
         p = program_from_dict(program_to_dict(self), _keep_param_attrs_from=self)
         p.lr_scheduler = self.lr_scheduler
-        if for_test:
-            for block in p.blocks:
-                block.ops = [op for op in block.ops if not _is_backward_or_optimize(op)]
-                for op in block.ops:
-                    if "is_test" in op.attrs:
-                        op.attrs["is_test"] = True
-            p._bump()
-        return p
+        return keep_forward_for_test(p) if for_test else p
 
     def _prune_with_input(self, feeded_var_names, targets) -> Program:
         """A copy with only the ops the targets need, the fed variables taken as given (Paddle's)."""
-        from .prune import prune
+        from .prune import prune_with_input
 
-        names = [feeded_var_names] if isinstance(feeded_var_names, str) else list(feeded_var_names)
-        targets = targets if isinstance(targets, (list, tuple)) else [targets]
-        return prune(self, names, [getattr(t, "name", t) for t in targets], for_test=False)
+        return prune_with_input(self, feeded_var_names, targets)
 
     def to_string(self, throw_on_error: bool = False, with_details: bool = False) -> str:
         return "\n".join(b.to_string(throw_on_error, with_details) for b in self.blocks)
@@ -490,11 +482,6 @@ class Program:
 
     def __repr__(self) -> str:
         return f"Program({len(self.blocks)} blocks, {sum(len(b.ops) for b in self.blocks)} ops)"
-
-
-def _is_backward_or_optimize(op: Operator) -> bool:
-    role = op.attrs.get("op_role", 0)
-    return bool(role & (OpRole.Backward | OpRole.Optimize | OpRole.LRSched))
 
 
 def op_summary(program: Program) -> str:

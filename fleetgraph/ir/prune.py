@@ -10,8 +10,31 @@ Steps:
 from __future__ import annotations
 
 from .errors import FleetgraphError
-from .program import Program
+from .program import Operator, OpRole, Program
 from .verify import verify
+
+
+def prune_with_input(program: Program, feeded_var_names, targets) -> Program:
+    """Paddle's Program._prune_with_input: feeds as one name or a list, targets as Variables or names."""
+    names = [feeded_var_names] if isinstance(feeded_var_names, str) else list(feeded_var_names)
+    targets = targets if isinstance(targets, (list, tuple)) else [targets]
+    return prune(program, names, [getattr(t, "name", t) for t in targets], for_test=False)
+
+
+def keep_forward_for_test(program: Program) -> Program:
+    """In place, on a fresh clone: drop backward, optimize and LR-schedule ops; ops with is_test get it True."""
+    for block in program.blocks:
+        block.ops = [op for op in block.ops if not _is_backward_or_optimize(op)]
+        for op in block.ops:
+            if "is_test" in op.attrs:
+                op.attrs["is_test"] = True
+    program._bump()
+    return program
+
+
+def _is_backward_or_optimize(op: Operator) -> bool:
+    role = op.attrs.get("op_role", 0)
+    return bool(role & (OpRole.Backward | OpRole.Optimize | OpRole.LRSched))
 
 
 def prune_for_inference(program: Program, feed_names: list[str], target_names: list[str]) -> Program:
