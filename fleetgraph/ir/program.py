@@ -12,6 +12,7 @@ import numpy as np
 from . import unique_name
 from .dtypes import convert_dtype
 from .errors import FleetgraphError, unknown
+from .op_check import check_op_slots
 from .registry import COMMON_ATTRS, InferContext, get_op_def
 
 
@@ -349,25 +350,7 @@ class Block:
         """Check slots against the op's declaration, fill default attrs and infer output shapes."""
         opdef = get_op_def(type)
         op = Operator(self, type, inputs, outputs, {})
-        for slot in op.inputs:
-            opdef.input_slot(slot)
-        for slot in op.outputs:
-            opdef.output_slot(slot)
-        for slot in opdef.inputs:
-            if not slot.optional and not op.inputs.get(slot.name):
-                raise FleetgraphError(f"{type}: required input slot {slot.name!r} is empty")
-        for slot in opdef.outputs:
-            if not slot.optional and not op.outputs.get(slot.name):
-                raise FleetgraphError(f"{type}: required output slot {slot.name!r} is empty")
-        for names in list(op.inputs.values()) + list(op.outputs.values()):
-            for name in names:
-                self.var_recursive(name)
-        for out_slot, in_slot in opdef.inplace.items():
-            if op.outputs.get(out_slot) and op.outputs[out_slot] != op.inputs.get(in_slot):
-                raise FleetgraphError(
-                    f"{type}: output {out_slot} updates input {in_slot} in place; expected "
-                    f"{op.inputs.get(in_slot)}, got {op.outputs[out_slot]}"
-                )
+        check_op_slots(op, opdef, self)
         merged = dict(opdef.attrs)
         merged.update(op_role=int(self.program._op_role), op_role_var=list(self.program._op_role_var))
         if self.program._op_namescope != "/":
