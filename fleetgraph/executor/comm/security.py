@@ -134,7 +134,7 @@ def connect(sock, endpoint: str, domain: str, role: str, what: str) -> None:
     job secret as `secure_client` says (for loopback, the handshake runs here, each answer awaited
     at most FLEETGRAPH_RPC_TIMEOUT)."""
     prover = secure_client(sock, endpoint, domain, role, what)
-    if prover is None and job_secret() is not None and encrypts(endpoint):
+    if sock.getsockopt(zmq.MECHANISM) == zmq.CURVE:
         _connect_curve(sock, endpoint, role, what)
         return
     sock.connect(f"tcp://{endpoint}")
