@@ -8,6 +8,7 @@ import numpy as np
 from ..ir import make_grad_op, register_op
 from ._common import normalize_axis, same_shape
 from ._xp import astype, largest, mask, total
+from .math import scale_grad
 from .sparse_table import RowFunction, SparseTable
 
 
@@ -89,15 +90,8 @@ def _sign(xp, x):
 
 
 def _sign_grad_maker(op) -> list[dict]:
-    """sign's derivative is zero wherever it exists: a `scale` by 0 of Out@GRAD, as Paddle builds it."""
-    return [
-        dict(
-            type="scale",
-            inputs={"X": [n + "@GRAD" for n in op.output("Out")]},
-            outputs={"Out": [n + "@GRAD" for n in op.input("X")]},
-            attrs={"scale": 0.0, "bias": 0.0, "bias_after_scale": True},
-        )
-    ]
+    """sign's derivative is zero wherever it exists: a scale by 0 of Out@GRAD, as Paddle's."""
+    return scale_grad(op, 0.0)
 
 
 register_op("sign", inputs=("X",), outputs=("Out",), infer_shape=same_shape(), grad=_sign_grad_maker, kernel=_sign)

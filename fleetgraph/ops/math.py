@@ -238,16 +238,22 @@ def _scale_rows(xp, x, scale, bias, bias_after_scale):
 _ROWS_OR_TABLES = (SparseTable, RowFunction, SelectedRows)
 
 
-def _scale_grad_maker(op) -> list[dict]:
-    """d(scale*x + b)/dx = scale: the gradient is itself a scale op, as in Paddle."""
+def scale_grad(op, scale: float) -> list[dict]:
+    """The gradient of an op whose derivative is the constant `scale`: a scale op from Out@GRAD to
+    X@GRAD, as Paddle builds it for scale (and, with 0, for sign)."""
     return [
         dict(
             type="scale",
             inputs={"X": [n + "@GRAD" for n in op.output("Out")]},
             outputs={"Out": [n + "@GRAD" for n in op.input("X")]},
-            attrs={"scale": op.attr("scale"), "bias": 0.0, "bias_after_scale": True},
+            attrs={"scale": scale, "bias": 0.0, "bias_after_scale": True},
         )
     ]
+
+
+def _scale_grad_maker(op) -> list[dict]:
+    """d(scale*x + b)/dx = scale."""
+    return scale_grad(op, op.attr("scale"))
 
 
 register_op(
