@@ -12,17 +12,17 @@ import pytest  # noqa: E402
 @pytest.fixture(autouse=True)
 def _verify_every_program_the_executor_prepares(monkeypatch):
     """Every program a test runs must pass `verify` (checked once per program version)."""
-    from fleetgraph.executor import executor
+    from fleetgraph.executor import plan
     from fleetgraph.ir import verify
 
-    prepare = executor._Plan.__init__
+    prepare = plan.Plan.__init__
 
-    def verified(self, block, xp):
+    def verified(self, block):
         feeds = [n for n, v in block.vars.items() if v.is_data]
         verify(block.program, feed_names=feeds)
-        prepare(self, block, xp)
+        prepare(self, block)
 
-    monkeypatch.setattr(executor._Plan, "__init__", verified)
+    monkeypatch.setattr(plan.Plan, "__init__", verified)
 
 
 # -- under CI=true, a skip is a failure --------------------------------------------------------------

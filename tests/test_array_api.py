@@ -13,7 +13,8 @@ from test_op_registry import ALL_CASES, GRAD_CASES, _build
 
 import fleetgraph as paddle
 from fleetgraph.executor import Executor, Scope
-from fleetgraph.executor.executor import _Plan, run_steps
+from fleetgraph.executor.plan import Plan
+from fleetgraph.executor.steps import run_steps
 from fleetgraph.ir import KernelError, registered_ops
 from fleetgraph.ops.lod_tensor import LoDTensor
 from fleetgraph.transpiler import gradients
@@ -29,7 +30,7 @@ NUMPY_ONLY: dict[str, str] = {
     "pool2d_grad": "pooling: cuDNN on a GPU",
     "batch_norm": "batch norm: cuDNN on a GPU",
     "batch_norm_grad": "batch norm: cuDNN on a GPU",
-    "dropout": "its mask comes from the per-variable NumPy Generator streams (executor/rng.py)",
+    "dropout": "its mask comes from the per-variable NumPy Generator streams (ops/rng.py)",
     "dropout_grad": "follows dropout's mask",
     "lookup_table_grad": "the dense gradient is a scatter-add (np.add.at), which the standard lacks",
     "lookup_table_v2_grad": "the dense gradient is a scatter-add (np.add.at), which the standard lacks",
@@ -94,14 +95,14 @@ def _run_strict(prog, feed: dict, fetch: list[str]) -> list[np.ndarray]:
 
     block = prog.global_block()
     env = {n: _to_strict(check_feed(block.var(n), v)) for n, v in feed.items()}
-    plan = _Plan(block, xps)
+    plan = Plan(block)
     run_steps(plan.steps, env, xps)
     return [_to_numpy(env[n]) for n in fetch]
 
 
 def _run_block_strict(prog, values: dict, fetch: list[str]) -> list[np.ndarray]:
     env = {n: _to_strict(v) for n, v in values.items()}
-    run_steps(_Plan(prog.global_block(), xps).steps, env, xps)
+    run_steps(Plan(prog.global_block()).steps, env, xps)
     return [_to_numpy(env[n]) for n in fetch]
 
 

@@ -91,11 +91,11 @@ def test_fetched_values_are_copies(fit):
 def test_plan_is_cached_until_the_program_changes(fit):
     exe, scope, main, loss = fit
     exe.run(main, feed={"x": XB, "y": YB}, scope=scope)
-    plan = exe._plan(main)
-    assert exe._plan(main) is plan
+    plan = exe.plans.get(main)
+    assert exe.plans.get(main) is plan
     with program_guard(main):
         paddle.scale(loss, 2.0)
-    assert exe._plan(main) is not plan
+    assert exe.plans.get(main) is not plan
 
 
 def test_temporaries_do_not_leak_into_the_scope(fit):

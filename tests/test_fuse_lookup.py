@@ -9,7 +9,8 @@ import pytest
 
 import fleetgraph as paddle
 import fleetgraph.fluid as fluid
-from fleetgraph.executor import executor as executor_module
+from fleetgraph.executor import plan as plan_module
+from fleetgraph.executor.steps import run_steps
 from fleetgraph.ir import KernelError, Program, program_guard, unique_name
 from fleetgraph.ops.lod_tensor import LoDTensor
 from fleetgraph.ops.selected_rows import SelectedRows
@@ -51,7 +52,7 @@ def _feed(rng, lengths=None):
 
 def _train(monkeypatch, fused: bool, optimizer, feeds, extra_fetch=(), return_numpy=True, fluid_embedding=False):
     if not fused:
-        monkeypatch.setattr(executor_module, "fuse_lookup_chains", lambda steps, block: steps)
+        monkeypatch.setattr(plan_module, "fuse_lookup_chains", lambda steps, block: steps)
     main, startup, loss, pooled = _model(optimizer, fluid_embedding)
     scope = paddle.static.Scope()
     exe = paddle.static.Executor(paddle.CPUPlace())
@@ -59,7 +60,7 @@ def _train(monkeypatch, fused: bool, optimizer, feeds, extra_fetch=(), return_nu
     fetch = [loss, *pooled, *extra_fetch]
     fetched = [exe.run(main, feed=f, fetch_list=fetch, scope=scope, return_numpy=return_numpy) for f in feeds]
     monkeypatch.undo()
-    plan = exe._plan(main)
+    plan = exe.plans.get(main)
     return fetched, {n: np.array(scope.vars[n]) for n in ("table", "fc_0.w_0")}, plan
 
 
@@ -165,7 +166,7 @@ def test_a_pserver_trainers_table_gradients_are_one_step_bit_for_bit_as_its_ops(
     t.transpile(0, program=main, startup_program=startup, pservers="127.0.0.1:6170,127.0.0.1:6171", trainers=2)
     trainer = t.get_trainer_program()
     assert [op.type for op in trainer.global_block().ops].count("distributed_lookup_table") == 1
-    plan = executor_module._Plan(trainer.global_block(), np)
+    plan = plan_module.Plan(trainer.global_block())
     fused = [s for s in plan.steps if getattr(s, "originals", None) and s.op.type != "sequence_pool"]
     assert len(fused) == 1 and [s.op.type for s in fused[0].originals].count("lookup_table_v2_grad") == SLOTS
     rng = np.random.default_rng(6)
@@ -178,8 +179,8 @@ def test_a_pserver_trainers_table_gradients_are_one_step_bit_for_bit_as_its_ops(
         elif name not in env:  # the pools' inputs: only their LoD is read
             env[name] = fluid.create_lod_tensor(np.zeros((ROWS, WIDTH), "float32"), [[1] * ROWS])
     alone = dict(env)
-    executor_module.run_steps(fused[0].originals, alone, np)
-    executor_module.run_steps(fused, env, np)
+    run_steps(fused[0].originals, alone, np)
+    run_steps(fused, env, np)
     for name in fused[0].outs[0]:
         assert _parts(env[name]) and len(_parts(env[name])) == len(_parts(alone[name]))
         for a, b in zip(_parts(env[name]), _parts(alone[name])):
@@ -190,7 +191,7 @@ def _pserver_trainer_pools():
     main, startup, loss, _ = _model(OPTIMIZERS["sgd"])
     t = fluid.DistributeTranspiler()
     t.transpile(0, program=main, startup_program=startup, pservers="127.0.0.1:6170,127.0.0.1:6171", trainers=2)
-    plan = executor_module._Plan(t.get_trainer_program().global_block(), np)
+    plan = plan_module.Plan(t.get_trainer_program().global_block())
     (pools,) = [s for s in plan.steps if getattr(s, "originals", None) and s.op.type == "sequence_pool"]
     return plan, pools
 
@@ -205,8 +206,8 @@ def test_a_pserver_trainers_pools_of_looked_up_rows_are_one_step_as_its_ops(leng
     rng = np.random.default_rng(7)
     env = {n: fluid.create_lod_tensor(rng.normal(size=(ROWS, WIDTH)).astype("float32"), [lengths]) for n in pools.ins}
     alone = dict(env)
-    executor_module.run_steps(pools.originals, alone, np)
-    executor_module.run_steps([pools], env, np)
+    run_steps(pools.originals, alone, np)
+    run_steps([pools], env, np)
     for name in pools.outs[0]:
         if name is not None:
             np.testing.assert_array_equal(np.array(_parts(env[name])[0]), np.array(_parts(alone[name])[0]))

@@ -118,7 +118,7 @@ def test_op_runs_eagerly_or_has_a_reason(op_type: str):
     if op_type in NO_KERNEL:
         return  # the engine refuses it for the reason NO_KERNEL gives
     spec = engine.spec(op_type)  # what engine.run_op resolves an op type to
-    assert spec.kernel is registered_ops()[op_type].kernel
+    assert spec.bound.kernel is registered_ops()[op_type].kernel
 
 
 @pytest.mark.parametrize("op_type", OPS)

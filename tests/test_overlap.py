@@ -15,7 +15,7 @@ from fleetgraph.executor.comm import shm
 from fleetgraph.executor.comm.config import CommTimeout
 from fleetgraph.executor.comm.collective import RingError
 from fleetgraph.executor.comm.ring import ASYNC_MIN_BYTES
-from fleetgraph.executor.executor import _Plan
+from fleetgraph.executor.plan import Plan
 from fleetgraph.ir import FleetgraphError
 from fleetgraph.transpiler import fuse_allreduce_with_plan, insert_allreduce
 
@@ -37,7 +37,7 @@ def _trainer_program(fuse_mb=FUSE_MB):
 def _plan_lines(program) -> list[str]:
     """Each step as 'start X' / 'wait X' (an overlapped all-reduce of X) or its op type."""
     lines = []
-    for step in _Plan(program.global_block(), np).steps:
+    for step in Plan(program.global_block()).steps:
         kind = {"_Start": "start ", "_Wait": "wait "}.get(type(step).__name__)
         lines.append(f"{kind}{step.op.input('X')[0]}" if kind else step.op.type)
     return lines

@@ -9,12 +9,13 @@ from __future__ import annotations
 import re
 
 from ..executor.place import CPUPlace, CUDAPlace, PlaceError
+from . import mode
 
 _SPELLING = re.compile(r"^(cpu|gpu)(?::(\d+))?$")
 
 
-def set_device(device: str):
-    """Select the device by Paddle's name ('cpu', 'gpu', 'gpu:N'); returns its place."""
+def place_of(device: str):
+    """The place Paddle's device name ('cpu', 'gpu', 'gpu:N') stands for."""
     match = _SPELLING.match(device.strip().lower()) if isinstance(device, str) else None
     if match is None or (match.group(1) == "cpu" and match.group(2) is not None):
         raise PlaceError(f"set_device: unknown device {device!r}; expected 'cpu', 'gpu' or 'gpu:N'")
@@ -25,6 +26,14 @@ def set_device(device: str):
     raise PlaceError(  # reached only once CUDAPlace can be made: eager kernels still run on NumPy
         f"set_device({device!r}): eager Tensors run on the CPU only in this build; expected 'cpu', got {place!r}"
     )
+
+
+def set_device(device: str):
+    """Select the device by Paddle's name ('cpu', 'gpu', 'gpu:N'): eager kernels run with its
+    place's array module from here on. Returns the place."""
+    place = place_of(device)
+    mode.use_place(place)
+    return place
 
 
 def get_device() -> str:

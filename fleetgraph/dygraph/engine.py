@@ -8,10 +8,10 @@ import itertools
 
 import numpy as np
 
-from ..executor import rng
-from ..ir import FleetgraphError, KernelError, get_op_def
-from ..ir.errors import fmt_shape
+from ..ir import FleetgraphError, get_op_def
 from ..ir.registry import COMMON_ATTRS
+from ..ops._xp import copy, is_array
+from ..ops.bound import BoundKernel
 from ..ops.selected_rows import SelectedRows
 from . import mode
 
@@ -20,18 +20,19 @@ Tensor = None  # dygraph.tensor.Tensor, set when that module loads (it imports t
 
 
 class _Spec:
-    """An op type resolved once for eager calls: kernel, slots, default attrs and flags."""
+    """An op type resolved once for eager calls: slots, default attrs, flags, and its kernel bound
+    to the default attrs (`bound`); `bind` makes one for other attrs or for one call's outputs."""
 
     __slots__ = (
-        "type", "opdef", "kernel", "ins", "outs", "attrs", "single_out", "random", "want", "ctx", "inplace",
-        "inplace_ins", "simple", "in_slots", "out_slot",
+        "type", "opdef", "ins", "outs", "attrs", "single_out", "random", "want", "ctx", "inplace",
+        "inplace_ins", "simple", "in_slots", "out_slot", "bound", "records", "out_inplace",
     )  # fmt: skip
 
     def __init__(self, type: str) -> None:
         opdef = get_op_def(type)
         if opdef.kernel is None:
             raise FleetgraphError(f"{type}: has no kernel and cannot run eagerly")
-        self.type, self.opdef, self.kernel = type, opdef, opdef.kernel
+        self.type, self.opdef = type, opdef
         self.ins = tuple((s.name, s.duplicable) for s in opdef.inputs)
         self.outs = tuple((s.name, s.duplicable) for s in opdef.outputs)
         self.in_slots = tuple(s.name for s in opdef.inputs)
@@ -41,11 +42,25 @@ class _Spec:
         self.random, self.want, self.ctx = opdef.random, opdef.wants_outputs, opdef.needs_context
         self.inplace = set(opdef.inplace)
         self.inplace_ins = tuple(dict.fromkeys(opdef.inplace.values()))  # input slots the kernel writes into
+        self.out_inplace = tuple(s.name in opdef.inplace for s in opdef.outputs)
+        self.records = opdef.grad is not None  # an op without a gradient never goes on the tape
         self.simple = (
             self.single_out
             and not (self.random or self.want or self.ctx or self.inplace)
             and not any(dup for _, dup in self.ins + self.outs)
         )
+        self.bound = self.bind(self.attrs)
+
+    def bind(self, attrs: dict, outputs: dict | None = None, rng_key: str = "") -> BoundKernel:
+        """The kernel bound to `attrs` (complete, as merged_attrs makes them); for an op that skips
+        unread outputs, `outputs` (slot -> Tensors or names, None where unread) say which are read."""
+        need = None
+        if self.want and outputs is not None:
+            need = frozenset(slot for slot, _ in self.outs if any(t is not None for t in outputs.get(slot) or ()))
+        bound = BoundKernel(self.opdef, attrs, need=need, rng_key=rng_key, complete=True)
+        if self.ctx:
+            bound.set_context(_Context())
+        return bound
 
 
 _SPECS: dict[str, _Spec] = {}
@@ -107,44 +122,13 @@ def merged_attrs(s: _Spec, attrs: dict | None) -> dict:
     return {**base, **{k: v for k, v in attrs.items() if k in base}}
 
 
-def run_kernel(s: _Spec, args: list, attrs: dict, out_names: dict, rng_key: str, complete: bool = False):
-    """The kernel's result for `args` (in input-slot order) with the op's attrs (`complete`: attrs
-    holds exactly the op's attrs, as merged_attrs makes them)."""
-    if complete:
-        kwargs = dict(attrs)
-    else:
-        kwargs = {k: attrs[k] if k in attrs else default for k, default in s.attrs.items()}
-    if s.random:
-        fixed = attrs.get("fix_seed", True)
-        kwargs["rng"] = rng.generator_for(attrs.get("seed", 0) if fixed else 0, rng_key)
-    if s.want:
-        kwargs["need"] = frozenset(slot for slot, _ in s.outs if any(n is not None for n in out_names.get(slot) or ()))
-    if s.ctx:
-        kwargs["ctx"] = _Context()
-    try:
-        return s.kernel(np, *args, **kwargs)
-    except FleetgraphError:
-        raise
-    except Exception as e:
-        shapes = ", ".join(
-            f"{slot}={_describe(a)}" for (slot, _), a in zip(s.ins, args) if a is not None
-        )  # fmt: skip
-        raise KernelError(f"{s.type} (eager) with inputs {shapes or 'none'}: {type(e).__name__}: {e}") from e
-
-
-def _describe(value) -> str:
-    if isinstance(value, list):
-        return "[" + ", ".join(_describe(v) for v in value) + "]"
-    return f"{fmt_shape(np.shape(value))} {getattr(value, 'dtype', type(value).__name__)}"
-
-
 def run_op(type: str, inputs: dict, outputs: dict, attrs: dict | None = None) -> dict:
     """Run op `type` on Tensors now: `inputs` and `outputs` map slots to lists of Tensors (outputs
     are filled in). The op goes on the tape when gradients are on and an input needs one."""
     s = _SPECS.get(type) or spec(type)
     attrs = merged_attrs(s, attrs) if attrs else s.attrs
     if s.inplace_ins:
-        _unshare(s, inputs)
+        _unshare(s, inputs, mode.eager_place.xp)
     args = []
     for slot, dup in s.ins:
         ts = inputs.get(slot)
@@ -154,24 +138,27 @@ def run_op(type: str, inputs: dict, outputs: dict, attrs: dict | None = None) ->
             args.append([t.value for t in ts])
         else:
             args.append(ts[0].value)
-    if s.random or s.want or s.ctx:
+    if s.random or s.want or s.ctx:  # bound per call: the outputs read, the stream keyed by the first
         first = next((ts for ts in outputs.values() if ts), None) if s.random else None
-        result = run_kernel(s, args, attrs, outputs, first[0].name if first else "", complete=True)
-    else:  # the common case, kept short: it is paid on every eager call
-        try:
-            result = s.kernel(np, *args, **attrs)
-        except FleetgraphError:
-            raise
-        except Exception:
-            result = run_kernel(s, args, attrs, outputs, "", complete=True)  # raises, naming the op
+        bound = s.bind(attrs, outputs, first[0].name if first else "")
+        kwargs = bound.kwargs
+    else:  # the kernel's keyword arguments are the attrs themselves
+        bound, kwargs = s.bound, attrs
+    xp = mode.eager_place.xp
+    try:
+        result = bound.kernel(xp, *args, **kwargs)
+    except FleetgraphError:
+        raise
+    except Exception as e:
+        raise bound.failure(e, args, f"{type} (eager)") from e
     if s.single_out:
         ts = outputs.get(s.outs[0][0])
         if ts:
             if s.outs[0][1]:
                 for t, v in zip(ts, result):
-                    t.value = _array(v)
+                    t.value = _array(v, xp)
             else:
-                ts[0].value = result if result.__class__ is np.ndarray else _array(result)
+                ts[0].value = result if result.__class__ is np.ndarray and xp is np else _array(result, xp)
     else:
         for (slot, dup), value in zip(s.outs, result):
             ts = outputs.get(slot)
@@ -179,27 +166,29 @@ def run_op(type: str, inputs: dict, outputs: dict, attrs: dict | None = None) ->
                 continue
             if dup:
                 for t, v in zip(ts, value):
-                    t.value = _array(v)
+                    t.value = _array(v, xp)
             else:
-                ts[0].value = _array(value)
-    _record(s, inputs, outputs, attrs)
+                ts[0].value = _array(value, xp)
+    record(s, [inputs.get(slot) or () for slot in s.in_slots], [outputs.get(slot) or () for slot, _ in s.outs], attrs)
     return outputs
 
 
-def _unshare(s: _Spec, inputs: dict) -> None:
+def _unshare(s: _Spec, inputs: dict, xp) -> None:
     """An in-place kernel (an optimizer's update) writes into its input's array: a tensor that needs a
     gradient (a parameter) gets a fresh copy first, so the forward values a recorded node saved of it
     (a graph kept with retain_graph=True) stay those of the forward."""
     for slot in s.inplace_ins:
         for t in inputs.get(slot) or ():
-            if t is not None and not t.stop_gradient and isinstance(t.value, np.ndarray):
-                t.value = t.value.copy()
+            if t is not None and not t.stop_gradient and is_array(xp, t.value):
+                t.value = copy(xp, t.value)
 
 
-def _array(value):
-    if type(value) is np.ndarray or isinstance(value, (np.ndarray, SelectedRows)):
+def _array(value, xp):
+    """A kernel's result as a Tensor holds it: an array of the module (a NumPy scalar or a Python
+    number made one)."""
+    if type(value) is np.ndarray and xp is np or isinstance(value, SelectedRows) or is_array(xp, value):
         return value
-    return np.asarray(value)
+    return xp.asarray(value)
 
 
 def key(t) -> int:
@@ -211,78 +200,45 @@ def key(t) -> int:
     return k
 
 
-def record1(s: _Spec, x, out, attrs: dict) -> None:
-    """`_record` of a simple op of one input (which needs a gradient), with gradients on: the same
-    Node as run_op's, built without loops."""
-    kx = x._key or key(x)
-    ko = out._key = next(_keys)
-    out._node = Node(ko, s.type, ((kx,),), ((ko,),), attrs, {kx: x.value, ko: out.value}, {kx: x})
-    out.stop_gradient = False
-
-
-def record2(s: _Spec, x, y, out, attrs: dict) -> None:
-    """record1 for a simple op of two inputs, one of which at least needs a gradient."""
-    kx, ky = x._key or key(x), y._key or key(y)
-    ko = out._key = next(_keys)
-    parents = {}
-    if not x.stop_gradient:
-        parents[kx] = x
-    if not y.stop_gradient:
-        parents[ky] = y
-    values = {kx: x.value, ky: y.value, ko: out.value}
-    out._node = Node(ko, s.type, ((kx,), (ky,)), ((ko,),), attrs, values, parents)
-    out.stop_gradient = False
-
-
-def record_simple(s: _Spec, tensors, out, attrs: dict) -> None:
-    """record1 for a simple op of any number of inputs."""
-    values, in_names, parents = {}, [], {}
-    for t in tensors:
-        k = t._key or key(t)
-        in_names.append((k,))
-        values[k] = t.value
-        if not t.stop_gradient:
-            parents[k] = t
-    k = key(out)
-    values[k] = out.value
-    out._node = Node(k, s.type, tuple(in_names), ((k,),), attrs, values, parents)
-    out.stop_gradient = False
-
-
-def _record(s: _Spec, inputs: dict, outputs: dict, attrs: dict) -> None:
+def record(s: _Spec, inputs, outputs, attrs: dict) -> None:
+    """The one tape recorder: put the op on the tape as a Node when gradients are on and an input
+    needs one; otherwise its outputs need none either. `inputs` and `outputs` hold one sequence of
+    Tensors per slot, in the op's slot order (spec.in_slots, spec.outs). Paid on every recorded op,
+    so keys are drawn inline."""
     parents = None
-    if s.opdef.grad is not None and mode._state.grad:
-        for ts in inputs.values():
+    if s.records and mode._state.grad:
+        values, in_keys = {}, []
+        for ts in inputs:
+            keys = []
             for t in ts:
-                if t is not None and not t.stop_gradient:
+                k = t._key
+                if k is None:
+                    k = t._key = next(_keys)
+                keys.append(k)
+                values[k] = t.value
+                if not t.stop_gradient:
                     if parents is None:
-                        parents = {}
-                    parents[key(t)] = t
+                        parents = {k: t}
+                    else:
+                        parents[k] = t
+            in_keys.append(keys)
     if parents is None:
-        for slot, ts in outputs.items():
-            if slot not in s.inplace:
+        for inplace, ts in zip(s.out_inplace, outputs):
+            if not inplace:
                 for t in ts:
                     t.stop_gradient = True
         return
-    values = {}
-    in_names = []
-    for slot in s.in_slots:
-        names = []
-        for t in inputs.get(slot) or ():
-            name = key(t)
-            names.append(name)
-            values[name] = t.value
-        in_names.append(names)
-    out_names = []
-    node = Node(next(_keys), s.type, in_names, out_names, attrs, values, parents)
-    for slot, _ in s.outs:
-        names = []
-        inplace = slot in s.inplace
-        for t in outputs.get(slot) or ():
-            name = key(t)
-            names.append(name)
-            values[name] = t.value
+    out_keys = []
+    node = Node(next(_keys), s.type, in_keys, out_keys, attrs, values, parents)
+    for inplace, ts in zip(s.out_inplace, outputs):
+        keys = []
+        for t in ts:
+            k = t._key
+            if k is None:
+                k = t._key = next(_keys)
+            keys.append(k)
+            values[k] = t.value
             if not inplace:
                 t.stop_gradient = False
                 t._node = node
-        out_names.append(names)
+        out_keys.append(keys)

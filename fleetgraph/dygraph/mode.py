@@ -16,6 +16,8 @@ import contextlib
 import functools
 import threading
 
+import numpy as np
+
 _mode: str | None = None  # "static" after enable_static(), "dynamic" after disable_static(), else None
 
 
@@ -31,6 +33,19 @@ class _ThreadState(threading.local):
 _state = _ThreadState()
 
 
+class _Place:
+    """The array module eager kernels run on, the current place's: one for the process, as Paddle's
+    device is (set_device, disable_static(place), guard(place)). A slot, read on every eager call."""
+
+    __slots__ = ("xp",)
+
+    def __init__(self) -> None:
+        self.xp = np
+
+
+eager_place = _Place()
+
+
 def enable_static() -> None:
     """Static mode: nn.Layer parameters and input-less calls build programs."""
     global _mode
@@ -38,9 +53,25 @@ def enable_static() -> None:
 
 
 def disable_static(place=None) -> None:
-    """Dynamic mode: nn.Layer parameters and input-less calls (`fill_constant`, ...) run eagerly."""
+    """Dynamic mode: nn.Layer parameters and input-less calls (`fill_constant`, ...) run eagerly, on
+    `place` when given (a Place: its array module serves every eager kernel from here on)."""
     global _mode
     _mode = "dynamic"
+    if place is not None:
+        use_place(place)
+
+
+def use_place(place) -> None:
+    """Eager kernels run on `place` (a Place, e.g. CPUPlace()) from here on: with its array module."""
+    module = getattr(place, "array_module", None)
+    if module is None:
+        raise TypeError(f"expected a Place such as fleetgraph.CPUPlace(), got {type(place).__name__} {place!r}")
+    eager_place.xp = module()
+
+
+def array_module():
+    """The array module eager kernels run on (the current place's)."""
+    return eager_place.xp
 
 
 def in_dynamic_mode() -> bool:
@@ -56,13 +87,16 @@ def in_dygraph_mode() -> bool:
 
 @contextlib.contextmanager
 def guard(place=None):
-    """`fluid.dygraph.guard()`: dynamic mode inside, the previous mode after."""
+    """`fluid.dygraph.guard(place)`: dynamic mode inside, on `place` when given (its array module
+    serves the eager kernels); the previous mode and place after."""
     global _mode
-    old, _mode = _mode, "dynamic"
+    old, old_xp, _mode = _mode, eager_place.xp, "dynamic"
     try:
+        if place is not None:
+            use_place(place)
         yield
     finally:
-        _mode = old
+        _mode, eager_place.xp = old, old_xp
 
 
 def eager_by_default() -> bool:

@@ -14,53 +14,52 @@ _FUNCS: dict[str, object] = {}  # op type -> its function with the op's default 
 
 def op_function(type: str, attrs: dict | None = None):
     """`f(*tensors, attrs=...)`: op `type` run on one Tensor per input slot (in the op's slot order),
-    returning its one output Tensor. `attrs` are merged over the op's defaults (and checked) here, once;
-    a call may pass `attrs=` a complete attr dict of its own (every attr the op declares) instead.
+    returning its one output Tensor. `attrs` are merged over the op's defaults (and checked) here, once,
+    into the op's bound kernel, whose kernel and keyword arguments the function calls; a call may pass
+    `attrs=` a complete attr dict of its own (every attr the op declares) instead.
     Only simple ops have one: one output, no duplicable slot, no randomness, no in-place write."""
     s = engine.spec(type)
     if not s.simple:
         raise FleetgraphError(f"{type}: has no eager op function; expected a one-output op without randomness")
     fixed = engine.merged_attrs(s, attrs) if attrs else s.attrs
-    kernel, records = s.kernel, s.opdef.grad is not None
-    state, new, ndarray, tensor, wrap = mode._state, object.__new__, np.ndarray, engine.Tensor, engine._array
-    record1, record2, record = engine.record1, engine.record2, engine.record_simple
-
-    def failed(values: list, attrs: dict) -> None:
-        engine.run_kernel(s, values, attrs, {}, "", complete=True)  # raises, naming the op and its inputs
+    bound = s.bound if fixed is s.attrs else s.bind(fixed)
+    kernel, fixed, where, records = bound.kernel, bound.kwargs, f"{type} (eager)", s.records
+    state, device, new, ndarray = mode._state, mode.eager_place, object.__new__, np.ndarray
+    tensor, wrap, record = engine.Tensor, engine._array, engine.record
 
     if len(s.ins) == 1:
 
         def run1(x, attrs=fixed):
+            xp = device.xp
             try:
-                result = kernel(np, x.value, **attrs)
+                result = kernel(xp, x.value, **attrs)
             except FleetgraphError:
                 raise
-            except Exception:
-                failed([x.value], attrs)
-                raise
+            except Exception as e:
+                raise bound.failure(e, [x.value], where) from e
             out = new(tensor)
-            out.value = result if result.__class__ is ndarray else wrap(result)
+            out.value = result if result.__class__ is ndarray and xp is np else wrap(result, xp)
             if x.stop_gradient or not records or not state.grad:
                 return out
-            record1(s, x, out, attrs)
+            record(s, ((x,),), ((out,),), attrs)
             return out
 
         return run1
     if len(s.ins) == 2:
 
         def run2(x, y, attrs=fixed):
+            xp = device.xp
             try:
-                result = kernel(np, x.value, y.value, **attrs)
+                result = kernel(xp, x.value, y.value, **attrs)
             except FleetgraphError:
                 raise
-            except Exception:
-                failed([x.value, y.value], attrs)
-                raise
+            except Exception as e:
+                raise bound.failure(e, [x.value, y.value], where) from e
             out = new(tensor)
-            out.value = result if result.__class__ is ndarray else wrap(result)
+            out.value = result if result.__class__ is ndarray and xp is np else wrap(result, xp)
             if (x.stop_gradient and y.stop_gradient) or not records or not state.grad:
                 return out
-            record2(s, x, y, out, attrs)
+            record(s, ((x,), (y,)), ((out,),), attrs)
             return out
 
         return run2
@@ -69,17 +68,17 @@ def op_function(type: str, attrs: dict | None = None):
         if len(tensors) != len(s.ins):
             raise FleetgraphError(f"{type}: expected {len(s.ins)} input tensors, got {len(tensors)}")
         values = [t.value for t in tensors]
+        xp = device.xp
         try:
-            result = kernel(np, *values, **attrs)
+            result = kernel(xp, *values, **attrs)
         except FleetgraphError:
             raise
-        except Exception:
-            failed(values, attrs)
-            raise
+        except Exception as e:
+            raise bound.failure(e, values, where) from e
         out = new(tensor)
-        out.value = result if result.__class__ is ndarray else wrap(result)
+        out.value = result if result.__class__ is ndarray and xp is np else wrap(result, xp)
         if records and state.grad and not all(t.stop_gradient for t in tensors):
-            record(s, tensors, out, attrs)
+            record(s, [(t,) for t in tensors], ((out,),), attrs)
         return out
 
     return run

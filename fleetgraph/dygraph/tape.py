@@ -17,13 +17,13 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from ..ir import FleetgraphError, get_op_def
 from ..ir.program import Operator
 from ..ir.registry import GRAD_SUFFIX
+from ..ops._xp import dtype_of, full
 from ..ops.selected_rows import SelectedRows, merge_dense
-from .engine import Node, _array, key, merged_attrs, run_kernel, spec
+from . import mode
+from .engine import Node, _array, key, merged_attrs, spec
 
 _post_backward_hooks: list = []
 
@@ -42,10 +42,10 @@ def _key_of(name: str) -> int | None:
     return int(name[2:]) if name.startswith("@t") and name[2:].isdigit() else None
 
 
-def _zeros_like(value):
+def _zeros_like(xp, value):
     if isinstance(value, SelectedRows):
-        return np.zeros(value.shape, value.dtype)
-    return np.zeros_like(value)
+        return full(xp, value.shape, 0, value.dtype)
+    return xp.zeros_like(value)
 
 
 def backward(loss, grad=None, retain_graph: bool = False) -> None:
@@ -66,13 +66,14 @@ def backward(loss, grad=None, retain_graph: bool = False) -> None:
             )
         nodes[id(node)] = node
         stack.extend(t._node for t in node.parents.values() if t._node is not None)
-    value = loss.value
-    seed = (
-        np.ones(np.shape(value), value.dtype) if grad is None else np.asarray(getattr(grad, "value", grad), value.dtype)
-    )
-    if seed.shape != np.shape(value):  # it would broadcast into wrongly shaped gradients
+    value, xp = loss.value, mode.array_module()
+    if grad is None:
+        seed = xp.ones_like(value)
+    else:
+        seed = xp.asarray(getattr(grad, "value", grad), dtype=dtype_of(xp, value.dtype))
+    if tuple(seed.shape) != tuple(value.shape):  # it would broadcast into wrongly shaped gradients
         raise FleetgraphError(
-            f"backward: grad_tensor of {loss.name!r}: expected shape {list(np.shape(value))}, got {list(seed.shape)}"
+            f"backward: grad_tensor of {loss.name!r}: expected shape {list(value.shape)}, got {list(seed.shape)}"
         )
     grads: dict[int, Any] = {key(loss): seed}  # step 2
     leaves: dict[int, Any] = {}
@@ -85,16 +86,16 @@ def backward(loss, grad=None, retain_graph: bool = False) -> None:
         else:
             continue  # no gradient reached this node's outputs
         parents = node.parents
-        for name, value in _grads_of(node, grads):  # step 3
+        for name, value in _grads_of(node, grads, xp):  # step 3
             old = grads.get(name)  # step 4
-            grads[name] = value if old is None else _added(old, value)
+            grads[name] = value if old is None else _added(xp, old, value)
             parent = parents[name]
             if parent._node is None:
                 leaves[name] = parent
     for name, t in leaves.items():  # step 5
         g = grads.get(name)
         if g is not None:
-            t._grad = g if t._grad is None else _added(t._grad, g)
+            t._grad = g if t._grad is None else _added(xp, t._grad, g)
     for hook in list(_post_backward_hooks):
         hook()
     if not retain_graph:  # a loss kept to log it keeps neither the saved values nor the activations
@@ -107,25 +108,25 @@ def _seq(node: Node) -> int:
     return node.seq
 
 
-def _added(a, b):
+def _added(xp, a, b):
     """a + b for gradients, dense or SelectedRows (a fresh array: `a` may be a leaf's .grad)."""
-    if a.__class__ is np.ndarray and b.__class__ is np.ndarray and a.shape == b.shape:
+    if not isinstance(a, SelectedRows) and not isinstance(b, SelectedRows) and a.shape == b.shape:
         return a + b
-    return merge_dense(np, [a, b])
+    return merge_dense(xp, [a, b])
 
 
-def _grads_of(node: Node, grads: dict) -> list:
+def _grads_of(node: Node, grads: dict, xp) -> list:
     """(parent key, gradient) pairs from the grad ops of one node, through its type's plan."""
     plan = _PLANS.get(node.type)
     if plan is None:
         maker = get_op_def(node.type).grad
         plan = _PLANS[node.type] = _GradPlan(node, maker) if hasattr(maker, "inputs") else maker
     if plan.__class__ is _GradPlan:  # a make_grad_op maker: one grad op whose slots name forward slots
-        return _run_slot_grad_op(node, plan, grads)
-    return _run_grad_ops(node, plan, grads)
+        return _run_slot_grad_op(node, plan, grads, xp)
+    return _run_grad_ops(node, plan, grads, xp)
 
 
-def _run_grad_ops(node: Node, maker, grads: dict) -> list:
+def _run_grad_ops(node: Node, maker, grads: dict, xp) -> list:
     """Run the grad ops a general maker gives for one node; the gradients it gives its parents."""
     descs = maker(_as_op(node))
     env: dict[str, Any] = {}
@@ -148,10 +149,10 @@ def _run_grad_ops(node: Node, maker, grads: dict) -> list:
             if not names:
                 args.append(None)
                 continue
-            values = [_lookup(n, node, grads, env) for n in names]
+            values = [_lookup(xp, n, node, grads, env) for n in names]
             args.append(values if dup else values[0])
         attrs = merged_attrs(s, desc.get("attrs"))
-        result = run_kernel(s, args, attrs, outputs, next(n for ns in outputs.values() for n in ns if n), True)
+        result = s.bind(attrs, outputs, next(n for ns in outputs.values() for n in ns if n))(xp, *args)
         results = [result] if s.single_out else result
         for (slot, dup), value in zip(s.outs, results):
             names = outputs.get(slot)
@@ -159,7 +160,7 @@ def _run_grad_ops(node: Node, maker, grads: dict) -> list:
                 continue
             for n, v in zip(names, value if dup else [value]):
                 if n is not None and v is not None:
-                    env[n] = _array(v)
+                    env[n] = _array(v, xp)
                     produced.append((_key_of(n[: -len(GRAD_SUFFIX)]), env[n]))
     return produced
 
@@ -207,7 +208,7 @@ class _GradPlan:
 _PLANS: dict[str, object] = {}  # op type -> its _GradPlan, or its general grad maker
 
 
-def _run_slot_grad_op(node: Node, plan: _GradPlan, grads: dict) -> list:
+def _run_slot_grad_op(node: Node, plan: _GradPlan, grads: dict, xp) -> list:
     """What `_run_grad_ops` does for the common maker, without building names: the grad op's input
     slot 'X' reads the forward values of slot X, 'Out@GRAD' the gradients of slot Out's outputs (zeros
     where none arrived), and output 'X@GRAD' gives the gradients of slot X's inputs."""
@@ -234,7 +235,7 @@ def _run_slot_grad_op(node: Node, plan: _GradPlan, grads: dict) -> list:
         is_in, i, is_grad, dup = entry
         names = fins[i] if is_in else fouts[i]
         if is_grad:
-            got = [grads[n] if n in grads else _zeros_like(values[n]) for n in names]
+            got = [grads[n] if n in grads else _zeros_like(xp, values[n]) for n in names]
         else:
             got = [values[n] for n in names]
         args.append((got if dup else got[0]) if got else None)
@@ -242,18 +243,19 @@ def _run_slot_grad_op(node: Node, plan: _GradPlan, grads: dict) -> list:
     attrs = node.attrs
     if not plan.same_attrs:
         attrs = {k: attrs[k] if k in attrs else default for k, default in s.attrs.items()}
+    bound = s.bound  # its kwargs are the attrs themselves, and the gradients wanted (so it skips the others)
+    kwargs = {**attrs, "need": frozenset(wanted)} if s.want else attrs
     try:
-        result = s.kernel(np, *args, **attrs, need=frozenset(wanted)) if s.want else s.kernel(np, *args, **attrs)
+        result = bound.kernel(xp, *args, **kwargs)
     except FleetgraphError:
         raise
-    except Exception:
-        run_kernel(s, args, attrs, wanted, "")  # raises, naming the op
-        raise
+    except Exception as e:
+        raise bound.failure(e, args, f"{s.type} (eager)") from e
     if s.single_out:
         ((slot, dup),) = s.outs
         names = wanted.get(slot)
         if not dup and names:
-            return [] if result is None else [(names[0], _array(result))]
+            return [] if result is None else [(names[0], _array(result, xp))]
         results = [result]
     else:
         results = result
@@ -264,18 +266,18 @@ def _run_slot_grad_op(node: Node, plan: _GradPlan, grads: dict) -> list:
             continue
         for n, v in zip(names, value if dup else [value]):
             if n is not None and v is not None:
-                produced.append((n, _array(v)))
+                produced.append((n, _array(v, xp)))
     return produced
 
 
-def _lookup(name: str, node: Node, grads: dict, env: dict):
+def _lookup(xp, name: str, node: Node, grads: dict, env: dict):
     if name in env:
         return env[name]
     if name.endswith(GRAD_SUFFIX):
         base = _key_of(name[: -len(GRAD_SUFFIX)])
         if base in grads:
             return grads[base]
-        return _zeros_like(node.values[base])
+        return _zeros_like(xp, node.values[base])
     return node.values[_key_of(name)]
 
 

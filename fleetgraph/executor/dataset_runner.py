@@ -29,6 +29,7 @@ import numpy as np
 from ..ir import FleetgraphError, OpRole, Program
 from ..ops.lod_tensor import LoDTensor
 from .native import one_blas_thread_each
+from .plan import Plan, set_scheduled_lr
 from .scope import Scope, global_scope
 
 PROGRESS_EVERY_S = 60.0
@@ -130,9 +131,7 @@ class _Run:
         self.latest: dict = {}
 
     def work(self, source) -> None:
-        from .executor import RunContext, _Plan, set_scheduled_lr
-
-        plan = _Plan(self.program.global_block(), self.executor.xp)
+        plan = Plan(self.program.global_block())  # each thread its own: steps hold their random streams
         persist = plan.persist_outputs
         hint = _prefetch_hint(plan, self.program)
         try:
@@ -142,7 +141,7 @@ class _Run:
                 env = dict(self.scope.vars)
                 env.update(feed)
                 set_scheduled_lr(self.program, env)
-                ctx = RunContext(self.executor, self.program, self.scope, env) if plan.context_steps else None
+                ctx = self.executor.context(self.program, self.scope, env, plan)
                 plan.run(env, self.executor.xp, ctx)
                 for name in persist:
                     self.scope.vars[name] = env[name]

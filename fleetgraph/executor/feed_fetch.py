@@ -56,14 +56,18 @@ def fetched(env: dict, name: str, program: Program, return_numpy: bool = True):
     raise FleetgraphError(f"fetch {name!r}: the variable has no value; no op of this run writes it")
 
 
-def feed_into(env: dict, feed: dict, plan: Any) -> None:
-    """Each fed value, checked against its variable in the plan's block, into the run's values."""
+def feed_into(env: dict, feed: dict, plan: Any, xp=np) -> None:
+    """Each fed value, checked against its variable in the plan's block, into the run's values as
+    arrays of the place's module `xp`."""
     for key, value in feed.items():
         name = key.name if isinstance(key, Variable) else key
         var = plan.block._find_var_recursive(name)
         if var is None:
             raise FleetgraphError(f"feed {name!r}: no such variable in the program{close_matches(name, plan.vars)}")
-        env[name] = check_feed(var, value)
+        value = check_feed(var, value)
+        if xp is not np:
+            value = LoDTensor(xp.asarray(value.data), value.levels) if isinstance(value, LoDTensor) else xp.asarray(value)
+        env[name] = value
 
 
 def check_feed(var: Variable, value):

@@ -29,7 +29,9 @@ import numpy as np
 from ..ir import FleetgraphError, OpRole, Program
 from ..ops.lod_tensor import LoDTensor
 from ..ops.selected_rows import SelectedRows, merge_dense
+from .feed_fetch import feed_into, fetched
 from .native import one_blas_thread_each
+from .plan import set_scheduled_lr
 
 # once per step: the updates and a schedule, and on a parameter-server trainer the sends of the
 # averaged gradients, the barriers and the receives (RPC, and Dist: the splits and concats)
@@ -71,17 +73,14 @@ class DataParallel:
         self.version = program._version
 
     def run(self, executor, feed, fetch_names: list[str], scope, return_numpy: bool) -> list:
-        from .executor import RunContext, set_scheduled_lr
-        from .feed_fetch import feed_into, fetched
-
         def run(plan, program, env):
-            plan.run(env, executor.xp, RunContext(executor, program, scope, env) if plan.context_steps else None)
+            plan.run(env, executor.xp, executor.context(program, scope, env, plan))
 
         shards = _shards(feed, self.replicas)  # step 1
-        replica_plan, once_plan = executor._plan(self.replica), executor._plan(self.once)
+        replica_plan, once_plan = executor.plans.get(self.replica), executor.plans.get(self.once)
         envs = [dict(scope.vars) for _ in shards]
         for env, shard in zip(envs, shards):
-            feed_into(env, shard, replica_plan)
+            feed_into(env, shard, replica_plan, executor.xp)
         with one_blas_thread_each(len(shards) > 1):  # step 2
             _run_threads([lambda env=env: run(replica_plan, self.replica, env) for env in envs])
         main = dict(scope.vars)  # step 3

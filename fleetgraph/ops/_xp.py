@@ -78,6 +78,14 @@ def smallest(xp, x, axis=None, keepdims=False):
     return x.min(axis=axis, keepdims=keepdims) if xp is np else xp.min(x, axis=axis, keepdims=keepdims)
 
 
+def is_array(xp, x) -> bool:
+    """Whether `x` is an array of module `xp` (a NumPy scalar is not one of NumPy's)."""
+    if xp is np:
+        return isinstance(x, np.ndarray)
+    namespace = getattr(x, "__array_namespace__", None)
+    return namespace is not None and namespace() is xp
+
+
 def copy(xp, x):
     return x.copy() if xp is np else xp.asarray(x, copy=True)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..ops.counter_rng import CounterRNG, derive_key
+from .counter_rng import CounterRNG, derive_key
 
 _global = np.random.default_rng()
 
