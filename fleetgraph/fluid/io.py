@@ -1,6 +1,6 @@
 """`fluid.io`: saving and loading variables and inference models, and the DataLoader."""
 
-from ..data.loader import DataLoader
+from ..io.loader import DataLoader
 from ..store.persistence import (
     load_inference_model,
     load_params,

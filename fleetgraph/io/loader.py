@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 
-from ..data_feeder import DataFeeder
+from ..data.feeder import DataFeeder
 from ..dygraph.mode import in_dynamic_mode
 from ..dygraph.tensor import Tensor
 from ..executor import check_feed, global_scope
@@ -49,7 +49,7 @@ class DataLoader:
     def __new__(cls, dataset=None, *args, **kwargs):
         """`DataLoader(dataset, feed_list=None, places=None, return_list=True, batch_sampler=None,
         batch_size=1, shuffle=False, drop_last=False, collate_fn=None, num_workers=0, ...)`: batches of
-        a paddle.io.Dataset (data/map_loader.py)."""
+        a paddle.io.Dataset (io/map_loader.py)."""
         from .map_loader import MapDataLoader
 
         if dataset is None:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .ir import FleetgraphError, ShapeError, default_main_program
-from .ir.program import Variable
-from .ops.lod_tensor import LoDTensor, from_sequences
+from ..ir import FleetgraphError, ShapeError, default_main_program
+from ..ir.program import Variable
+from ..ops.lod_tensor import LoDTensor, from_sequences
 
 
 class DataFeeder:

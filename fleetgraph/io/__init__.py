@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from .data.loader import DataLoader
-from .data.map_loader import (
+from .loader import DataLoader
+from .map_loader import (
     BatchSampler,
     Dataset,
     DistributedBatchSampler,
