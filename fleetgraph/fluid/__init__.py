@@ -2,7 +2,7 @@
 
 from .. import clip, initializer, is_compiled_with_cuda, regularizer
 from ..data import DatasetFactory
-from ..data_feeder import DataFeeder
+from ..data.feeder import DataFeeder
 from ..executor import Executor, Scope, global_scope, scope_guard
 from ..executor.place import CPUPlace, CUDAPlace
 from ..ir import (
