@@ -169,7 +169,12 @@ def run_op(type: str, inputs: dict, outputs: dict, attrs: dict | None = None) ->
                     t.value = _array(v, xp)
             else:
                 ts[0].value = _array(value, xp)
-    record(s, [inputs.get(slot) or () for slot in s.in_slots], [outputs.get(slot) or () for slot, _ in s.outs], attrs)
+    outs = [outputs.get(slot) or () for slot, _ in s.outs]
+    if not (s.records and mode._state.grad and record(s, [inputs.get(slot) or () for slot in s.in_slots], outs, attrs)):
+        for inplace, ts in zip(s.out_inplace, outs):  # nothing needs their gradient
+            if not inplace:
+                for t in ts:
+                    t.stop_gradient = True
     return outputs
 
 
@@ -200,34 +205,52 @@ def key(t) -> int:
     return k
 
 
-def record(s: _Spec, inputs, outputs, attrs: dict) -> None:
-    """The one tape recorder: put the op on the tape as a Node when gradients are on and an input
-    needs one; otherwise its outputs need none either. `inputs` and `outputs` hold one sequence of
-    Tensors per slot, in the op's slot order (spec.in_slots, spec.outs). Paid on every recorded op,
-    so keys are drawn inline."""
-    parents = None
-    if s.records and mode._state.grad:
-        values, in_keys = {}, []
-        for ts in inputs:
-            keys = []
-            for t in ts:
-                k = t._key
-                if k is None:
-                    k = t._key = next(_keys)
-                keys.append(k)
-                values[k] = t.value
-                if not t.stop_gradient:
-                    if parents is None:
-                        parents = {k: t}
-                    else:
-                        parents[k] = t
-            in_keys.append(keys)
+def record(s: _Spec, inputs, outputs, attrs: dict) -> bool:
+    """The one tape recorder: put the op on the tape as a Node when an input needs a gradient, and
+    say whether it did. `inputs` and `outputs` hold one sequence of Tensors per slot, in the op's
+    slot order (spec.in_slots, spec.outs); the caller has checked that gradients are on and that
+    the op has one (spec.records). Paid on every recorded op, so keys are drawn inline and the
+    common shape (one Tensor per slot, one output) takes a short path."""
+    values, in_keys, parents = {}, [], None
+    if s.simple and len(outputs[0]) == 1:
+        for (t,) in inputs:
+            k = t._key
+            if k is None:
+                k = t._key = next(_keys)
+            in_keys.append((k,))
+            values[k] = t.value
+            if not t.stop_gradient:
+                if parents is None:
+                    parents = {k: t}
+                else:
+                    parents[k] = t
+        if parents is None:
+            return False
+        ((out,),) = outputs
+        seq = next(_keys)  # after every key the node reads
+        k = out._key
+        if k is None:
+            k = out._key = seq
+        values[k] = out.value
+        out._node = Node(seq, s.type, in_keys, ((k,),), attrs, values, parents)
+        out.stop_gradient = False
+        return True
+    for ts in inputs:
+        keys = []
+        for t in ts:
+            k = t._key
+            if k is None:
+                k = t._key = next(_keys)
+            keys.append(k)
+            values[k] = t.value
+            if not t.stop_gradient:
+                if parents is None:
+                    parents = {k: t}
+                else:
+                    parents[k] = t
+        in_keys.append(keys)
     if parents is None:
-        for inplace, ts in zip(s.out_inplace, outputs):
-            if not inplace:
-                for t in ts:
-                    t.stop_gradient = True
-        return
+        return False
     out_keys = []
     node = Node(next(_keys), s.type, in_keys, out_keys, attrs, values, parents)
     for inplace, ts in zip(s.out_inplace, outputs):
@@ -242,3 +265,4 @@ def record(s: _Spec, inputs, outputs, attrs: dict) -> None:
                 t.stop_gradient = False
                 t._node = node
         out_keys.append(keys)
+    return True
