@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import numbers
 
+from .dygraph.dispatch import bind
 from .ir import FleetgraphError, FleetgraphTypeError, name_scope
 from .ir.program import Variable
-from .layers._apply import apply_op
 from .layers.math import elementwise_div, elementwise_max, elementwise_mul, reduce_sum, sqrt, square, sums
 from .layers.tensor import fill_constant
 
@@ -82,7 +82,7 @@ class ClipGradByValue(ClipGradBase):
             raise FleetgraphError(f"ClipGradByValue: min {self.min} is above max {self.max}")
 
     def _clip_one(self, grad):
-        return apply_op("clip", {"X": [grad]}, {"min": self.min, "max": self.max})
+        return bind("clip", {"X": [grad]}, {"min": self.min, "max": self.max})
 
     def __repr__(self) -> str:
         return f"Clip Gradient By Value, min = {self.min:f}, max={self.max:f}"
@@ -95,7 +95,7 @@ class ClipGradByNorm(ClipGradBase):
         self.clip_norm = _positive("ClipGradByNorm: clip_norm", clip_norm)
 
     def _clip_one(self, grad):
-        return apply_op("clip_by_norm", {"X": [grad]}, {"max_norm": self.clip_norm})
+        return bind("clip_by_norm", {"X": [grad]}, {"max_norm": self.clip_norm})
 
     def __repr__(self) -> str:
         return f"Gradient Clip By Norm, clip_norm={self.clip_norm:f}"
@@ -118,9 +118,7 @@ class ClipGradByGlobalNorm(ClipGradBase):
             with param.block.program._optimized_guard([param, grad]):
                 rows = grad
                 if grad.type == "selected_rows":  # a sparse gradient's norm is that of its merged rows
-                    rows = apply_op(
-                        "get_tensor_from_selected_rows", {"X": [apply_op("merge_selected_rows", {"X": [grad]})]}
-                    )
+                    rows = bind("get_tensor_from_selected_rows", {"X": [bind("merge_selected_rows", {"X": [grad]})]})
                 squares.append(reduce_sum(square(rows)))
         param, grad = clipped[-1]
         with param.block.program._optimized_guard([param, grad]):

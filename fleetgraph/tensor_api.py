@@ -5,27 +5,26 @@ from __future__ import annotations
 import contextlib
 
 from . import layers
-from .dygraph import opfunc
+from .dygraph.dispatch import bind_function
 from .dygraph.mode import eager_guard, in_dynamic_mode
-from .dygraph.tensor import Tensor
 from .layers.math import abs, exp, log, sign, sqrt, square, tanh  # noqa: F401  (the 2.x names are the same)
 from .layers.tensor import fill_constant
 
-# what the common eager calls run, their attrs resolved once (the layer functions' dicts cost more than the op)
+# the common calls with their attrs resolved once (the layer functions' dicts cost more than the op)
 _ALL = {"dim": [0], "keep_dim": False, "reduce_all": True}
-_mean_all, _sum_all = opfunc.op_function("reduce_mean", _ALL), opfunc.op_function("reduce_sum", _ALL)
-_matmul = opfunc.op_function("matmul")
+_mean_all, _sum_all = bind_function("reduce_mean", _ALL), bind_function("reduce_sum", _ALL)
+_matmul = bind_function("matmul", {"transpose_X": False, "transpose_Y": False, "alpha": 1.0})
 
 
 def mean(x, axis=None, keepdim=False, name=None):
-    if axis is None and not keepdim and isinstance(x, Tensor):
-        return _mean_all(x)
+    if axis is None and not keepdim:
+        return _mean_all(x, name=name)
     return layers.reduce_mean(x, dim=axis, keep_dim=keepdim, name=name)
 
 
 def sum(x, axis=None, dtype=None, keepdim=False, name=None):
-    if axis is None and not keepdim and dtype is None and isinstance(x, Tensor):
-        return _sum_all(x)
+    if axis is None and not keepdim and dtype is None:
+        return _sum_all(x, name=name)
     out = layers.reduce_sum(x, dim=axis, keep_dim=keepdim, name=name)
     return out if dtype is None else layers.cast(out, dtype)
 
@@ -51,8 +50,8 @@ def add_n(inputs, name=None):
 
 
 def matmul(x, y, transpose_x=False, transpose_y=False, name=None):
-    if not (transpose_x or transpose_y) and isinstance(x, Tensor) and isinstance(y, Tensor):
-        return _matmul(x, y)
+    if not (transpose_x or transpose_y):
+        return _matmul(x, y, name=name)
     return layers.matmul(x, y, transpose_x, transpose_y, name=name)
 
 

@@ -98,14 +98,14 @@ def test_a_new_gradient_is_all_reduced_even_where_the_last_one_was_freed(monkeyp
     import fleetgraph as paddle
     from fleetgraph.dygraph import parallel
 
-    real, reduced = parallel.run_eagerly, []
+    real, reduced = parallel.run_op, []
 
     def one_rank_ring(op, ins, outs, attrs):  # the sum over a ring of one
         reduced.append(op)
         if op == "coalesce_tensor":
             real(op, ins, outs, attrs)
 
-    monkeypatch.setattr(parallel, "run_eagerly", one_rank_ring)
+    monkeypatch.setattr(parallel, "run_op", one_rank_ring)
     model = paddle.DataParallel(paddle.nn.Linear(2, 1, bias_attr=False))
     model._nranks = 2
     for _ in range(5):
@@ -122,7 +122,7 @@ def test_a_parameter_without_a_gradient_on_any_rank_keeps_none(monkeypatch):
     import fleetgraph as paddle
     from fleetgraph.dygraph import parallel
 
-    real = parallel.run_eagerly
+    real = parallel.run_op
 
     def two_equal_ranks(op, ins, outs, attrs):  # the sum over two ranks holding the same values
         if op == "c_allreduce_sum":
@@ -130,7 +130,7 @@ def test_a_parameter_without_a_gradient_on_any_rank_keeps_none(monkeypatch):
         elif op != "c_broadcast":
             real(op, ins, outs, attrs)
 
-    monkeypatch.setattr(parallel, "run_eagerly", two_equal_ranks)
+    monkeypatch.setattr(parallel, "run_op", two_equal_ranks)
 
     class TwoHeads(paddle.nn.Layer):
         def __init__(self):

@@ -1,47 +1,56 @@
-"""Where a layer function's op goes: run at once on Tensors, or appended to the program on static
-Variables. LayerHelper.append_op and apply_op ask here, so every layer function works in both modes."""
+"""The one dispatch every builder ends in: `bind(op_type, inputs, attrs)` runs the op now on eager
+Tensors (recording it on the tape) or appends it to the current block on static Variables.
+
+The choice is made once, from the inputs, before any output exists (JAX's `bind`, answered by the
+trace of its arguments): bind makes the outputs itself, of the kind it chose, or writes into outputs
+made by a builder that already knew the kind (a LayerHelper told its inputs, an EagerBlock). An op
+with no input follows its given outputs, else the mode (`mode.eager_by_default`)."""
 
 from __future__ import annotations
 
 import contextlib
 
-from ..ir import FleetgraphError
+from ..ir import FleetgraphError, unique_name
+from ..ir.framework import default_main_program
 from ..ir.program import Variable
-from . import engine
+from . import engine, mode, opfunc
 from .tensor import Tensor
 
 
-def _entries(slots: dict | None):
-    for value in (slots or {}).values():
+def _mixed(op_type: str) -> FleetgraphError:
+    return FleetgraphError(
+        f"{op_type}: inputs mix eager Tensors and static Variables; expected one kind (a layer function "
+        "that creates parameters, such as fluid.layers.fc, runs eagerly only after paddle.disable_static(); "
+        "paddle.nn layers work in both modes)"
+    )
+
+
+def _entries(values):
+    for value in values:
         if isinstance(value, (list, tuple)):
             yield from value
         elif value is not None:
             yield value
 
 
-def is_eager(op_type: str, inputs: dict | None, outputs: dict | None) -> bool:
-    """Tensor inputs run eagerly, static ones build a program; with no input at all, Tensor outputs
-    (made in dynamic mode) say eager. Tensors and static Variables in one op are an error."""
-    tensors = statics = 0
-    for v in _entries(inputs):
+def takes_tensors(op_type: str, values) -> bool | None:
+    """True when `values` (variables, or lists of them) are eager Tensors, False when they are static
+    Variables (or variable names), None when there are none. Tensors and static Variables in one op
+    are an error."""
+    tensors = statics = False
+    for v in _entries(values):
         if isinstance(v, Tensor):
-            tensors += 1
-        elif isinstance(v, Variable) or isinstance(v, str):
-            statics += 1
+            tensors = True
+        elif isinstance(v, (Variable, str)):
+            statics = True
     if tensors and statics:
-        raise FleetgraphError(
-            f"{op_type}: inputs mix eager Tensors and static Variables; expected one kind (a layer function "
-            "that creates parameters, such as fluid.layers.fc, runs eagerly only after paddle.disable_static(); "
-            "paddle.nn layers work in both modes)"
-        )
-    if tensors:
-        return True
-    return not statics and any(isinstance(v, Tensor) for v in _entries(outputs))
+        raise _mixed(op_type)
+    return True if tensors else (False if statics else None)
 
 
-def eager_inputs(op_type: str, inputs: dict) -> dict | None:
-    """`inputs` with every slot a list, when they are Tensors (the op runs eagerly); None when they
-    are static Variables. One pass: apply_op asks this on every call."""
+def _eager_inputs(op_type: str, inputs: dict, outputs: dict | None) -> dict | None:
+    """The decision, in one pass over the inputs (bind asks it on every call): `inputs` with every slot
+    a list when the op runs now, None when it is appended to the block."""
     out = {}
     tensors = statics = False
     for slot, vs in inputs.items():
@@ -55,43 +64,111 @@ def eager_inputs(op_type: str, inputs: dict) -> dict | None:
             elif isinstance(v, (Variable, str)):
                 statics = True
         out[slot] = vs
-    if tensors and statics:
-        is_eager(op_type, inputs, None)  # raises, saying what was mixed
-    return out if tensors else None
+    if tensors:
+        if statics:
+            raise _mixed(op_type)
+        return out
+    if statics:
+        return None
+    given = takes_tensors(op_type, outputs.values()) if outputs else None
+    eager = mode.eager_by_default() if given is None else given
+    return out if eager else None
 
 
-def _as_tensors(value) -> list:
+def _tensors(op_type: str, value) -> list:
     values = value if isinstance(value, (list, tuple)) else [value]
-    out = []
     for v in values:
-        if isinstance(v, Tensor) or v is None:
-            out.append(v)
-        elif isinstance(v, Variable):  # a placeholder the layer function made before it saw Tensors
-            block = v.block
-            if block is not None and block.vars.get(v.name) is v:
-                block._remove_var(v.name)
-            out.append(Tensor._from_placeholder(v))
-        else:
-            raise FleetgraphError(f"eager op: expected Tensors, got {type(v).__name__} {v!r}")
+        if v is not None and not isinstance(v, Tensor):
+            raise FleetgraphError(f"{op_type} (eager): expected Tensor outputs, got {type(v).__name__} {v!r}")
+    return list(values)
+
+
+def bind(
+    op_type: str,
+    inputs: dict,
+    attrs: dict | None = None,
+    outputs: dict | None = None,
+    *,
+    out_slot: str = "Out",
+    extra_outputs: tuple = (),
+    dtype: str | None = None,
+    name: str | None = None,
+):
+    """Run op `op_type` now on Tensor inputs, or append it to the current block on static ones.
+
+    `inputs` and `outputs` map slots to variables (or lists of them), `attrs` the op's attrs over its
+    defaults. Without `outputs`, bind makes them, of the kind it chose: one in `out_slot` (of `dtype`,
+    else the first static input's) and a stop-gradient one in each of `extra_outputs` (reshape2's
+    XShape), named after `name` (else the op type) in a program; it returns the `out_slot` one. With
+    `outputs` (variables of the op's kind: a LayerHelper's, the inputs themselves for an in-place
+    op), it writes into them and returns None."""
+    if outputs is None and inputs and out_slot == "Out" and not extra_outputs:
+        out = opfunc.try_call(op_type, inputs, attrs)  # the fast path: a simple op, one Tensor per slot
+        if out is not None:
+            return out
+    ins = _eager_inputs(op_type, inputs, outputs)
+    if ins is not None:
+        if outputs is not None:
+            outs = {slot: _tensors(op_type, v) for slot, v in outputs.items() if v is not None}
+            engine.run_op(op_type, ins, outs, attrs)
+            return None
+        out = Tensor(dtype=dtype)
+        outs = {out_slot: [out]}
+        for slot in extra_outputs:
+            outs[slot] = [Tensor()]
+        engine.run_op(op_type, ins, outs, attrs)
+        return out
+    block = default_main_program().current_block()
+    if outputs is not None:
+        if takes_tensors(op_type, outputs.values()):
+            raise FleetgraphError(f"{op_type}: static inputs with eager Tensor outputs; expected static Variables")
+        block.append_op(op_type, inputs, outputs, attrs)
+        return None
+    prefix = name or unique_name.generate(op_type)
+    if dtype is None:
+        dtype = next((v.dtype for v in _entries(inputs.values()) if isinstance(v, Variable)), "float32")
+    out = _static_output(block, prefix, dtype, False)
+    outs = {out_slot: [out]}
+    for slot in extra_outputs:
+        outs[slot] = [_static_output(block, prefix, dtype, True)]
+    block.append_op(op_type, inputs, outs, attrs)
     return out
 
 
-def run_eagerly(op_type: str, inputs: dict | None, outputs: dict | None, attrs: dict | None):
-    ins = {slot: _as_tensors(v) for slot, v in (inputs or {}).items() if v is not None}
-    outs = {slot: _as_tensors(v) for slot, v in (outputs or {}).items() if v is not None}
-    engine.run_op(op_type, ins, outs, attrs)
-    return None
+def bind_function(op_type: str, attrs: dict | None = None):
+    """`bind` for one simple op (one output, no randomness) of one or two inputs with its attrs fixed,
+    as a function of one variable per input slot (the op's slot order) and an optional `name`,
+    returning the output. On Tensors it calls the op's eager function, resolved once (opfunc): what
+    the unary layer functions and paddle.mean take per call, where building bind's dicts would cost
+    more than the op."""
+    fast = opfunc.op_function(op_type, attrs)
+    slots = engine.spec(op_type).in_slots
+    if len(slots) == 1:
+        (slot,) = slots
+
+        def call(x, name=None):
+            if isinstance(x, Tensor):
+                return fast(x)
+            return bind(op_type, {slot: [x]}, attrs, name=name)
+
+    elif len(slots) == 2:
+        x_slot, y_slot = slots
+
+        def call(x, y, name=None):
+            if isinstance(x, Tensor) and isinstance(y, Tensor):
+                return fast(x, y)
+            return bind(op_type, {x_slot: [x], y_slot: [y]}, attrs, name=name)
+
+    else:
+        raise FleetgraphError(f"{op_type}: bind_function takes ops of one or two inputs; got {len(slots)} ({slots})")
+    call.__name__ = op_type
+    return call
 
 
-def to_static_outputs(block, outputs: dict | None) -> None:
-    """Tensor placeholders (made in dynamic mode) of an op on static inputs become the block's variables."""
-    for v in _entries(outputs):
-        if isinstance(v, Tensor) and v.value is None and v._node is None:
-            name, dtype, stop = v.name, v.dtype, v.stop_gradient
-            v.__dict__.clear()
-            v.__class__ = Variable
-            Variable.__init__(v, block, name, (), dtype, stop_gradient=stop)
-            block._add_var(v)
+def _static_output(block, prefix: str, dtype: str, stop_gradient: bool) -> Variable:
+    """A temporary of the block, named as LayerHelper names its own (`<prefix>.tmp_<n>`)."""
+    name = unique_name.generate_with_ignorable_key(f"{prefix}.tmp")
+    return block.create_var(name, dtype=dtype, stop_gradient=stop_gradient)
 
 
 @contextlib.contextmanager
@@ -157,7 +234,8 @@ class EagerBlock:
         return self.vars.get(name)
 
     def append_op(self, type, inputs=None, outputs=None, attrs=None):
-        return run_eagerly(type, inputs, outputs, attrs)
+        """The op runs now: its outputs are this block's Tensors."""
+        return bind(type, inputs or {}, attrs, outputs or {})
 
 
 # Where eager tensors say they live: gradient clipping asks `param.block.program` for its guards.

@@ -27,7 +27,7 @@ from ..nn.layer.layers import Layer
 from ..ops.collective import coalesced_offsets
 from ..ops.selected_rows import SelectedRows
 from . import tape
-from .dispatch import run_eagerly
+from .engine import run_op
 from .mode import no_grad
 from .tensor import Tensor
 
@@ -64,7 +64,7 @@ def init_ring(rank: int, nranks: int, endpoints: list[str]) -> None:
             "start the script with python -m fleetgraph.distributed.launch"
         )
     attrs = {"nranks": nranks, "rank": rank, "ring_id": RING_ID, "endpoints": list(endpoints)}
-    run_eagerly("c_comm_init", {}, {}, attrs)
+    run_op("c_comm_init", {}, {}, attrs)
 
 
 def init_parallel_env() -> ParallelEnv:
@@ -102,7 +102,7 @@ def _fused(values: list[np.ndarray], dtype: str) -> tuple[Tensor, list[int]]:
     ins = [Tensor(v) for v in values]
     views, fused = [Tensor() for _ in values], Tensor()
     attrs = {"copy_data": True, "dtype": dtype, "use_align": False}
-    run_eagerly("coalesce_tensor", {"Input": ins}, {"Output": views, "FusedOutput": [fused]}, attrs)
+    run_op("coalesce_tensor", {"Input": ins}, {"Output": views, "FusedOutput": [fused]}, attrs)
     offsets, _ = coalesced_offsets([v.size for v in values], np.dtype(dtype).itemsize, False)
     return fused, offsets
 
@@ -191,7 +191,7 @@ class DataParallel(Layer):
         with no_grad():
             for bucket in _buckets(self._params, self._limit):
                 fused, offsets = _fused([p.value for p in bucket], bucket[0].dtype)
-                run_eagerly("c_broadcast", {"X": [fused]}, {"Out": [fused]}, {"root": 0, "ring_id": RING_ID})
+                run_op("c_broadcast", {"X": [fused]}, {"Out": [fused]}, {"root": 0, "ring_id": RING_ID})
                 for p, value in zip(bucket, _unpacked(fused.value, offsets, [p.shape for p in bucket])):
                     p.value = value
 
@@ -204,13 +204,13 @@ class DataParallel(Layer):
         trainable = [p for p in self._params if not p.stop_gradient]
         with no_grad():
             flags = Tensor(np.array([p._grad is not None for p in trainable], np.float32))
-            run_eagerly("c_allreduce_sum", {"X": [flags]}, {"Out": [flags]}, {"ring_id": RING_ID})
+            run_op("c_allreduce_sum", {"X": [flags]}, {"Out": [flags]}, {"ring_id": RING_ID})
             used = [p for p, ranks in zip(trainable, flags.value) if ranks > 0]
             for bucket in _buckets(used, self._limit):
                 grads = [_dense(p) for p in bucket]
                 fused, offsets = _fused(grads, bucket[0].dtype)
-                run_eagerly("c_allreduce_sum", {"X": [fused]}, {"Out": [fused]}, {"ring_id": RING_ID})
-                run_eagerly("scale", {"X": [fused]}, {"Out": [fused]}, {"scale": 1.0 / self._nranks})
+                run_op("c_allreduce_sum", {"X": [fused]}, {"Out": [fused]}, {"ring_id": RING_ID})
+                run_op("scale", {"X": [fused]}, {"Out": [fused]}, {"scale": 1.0 / self._nranks})
                 for p, value in zip(bucket, _unpacked(fused.value, offsets, [p.shape for p in bucket])):
                     p._grad = value
                     self._seen[p.name] = weakref.ref(value)

@@ -61,15 +61,6 @@ class Tensor(Variable):
     def name(self, value: str) -> None:
         self._name = value
 
-    @classmethod
-    def _from_placeholder(cls, var: Variable) -> Tensor:
-        """A static placeholder a layer function made before it saw Tensor inputs becomes a Tensor."""
-        name, dtype, stop = var.name, var.dtype, var.stop_gradient
-        var.__dict__.clear()
-        var.__class__ = cls
-        Tensor.__init__(var, None, name, stop, dtype)
-        return var
-
     # -- Variable's view ---------------------------------------------------------------------------
     @property
     def shape(self) -> list[int]:

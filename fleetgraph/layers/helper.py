@@ -1,5 +1,9 @@
 """LayerHelper: what every layer function shares (unique names, parameters with their init ops in the
-startup program, temporary variables, bias and activation)."""
+startup program, temporary variables, bias and activation).
+
+A helper is told the layer function's inputs when it is made, so it knows the mode before it makes
+any output: its temporaries are eager Tensors for Tensor inputs and the block's Variables for static
+ones (with no inputs, the mode's default), and its ops go to `bind`, which runs or appends them."""
 
 from __future__ import annotations
 
@@ -15,9 +19,16 @@ from ..param_attr import ParamAttr
 
 
 class LayerHelper:
-    def __init__(self, layer_type: str, name: str | None = None) -> None:
+    def __init__(self, layer_type: str, name: str | None = None, *, inputs=None) -> None:
+        """`inputs`: the layer function's input variables (one, or a list), which say its mode."""
         self.layer_type = layer_type
         self.name = name or unique_name.generate(layer_type)
+        self._eager = dispatch.takes_tensors(layer_type, [inputs])
+
+    @property
+    def eager(self) -> bool:
+        """Whether this layer runs eagerly: its inputs' kind, else the mode's default for input-less calls."""
+        return mode.eager_by_default() if self._eager is None else self._eager
 
     @property
     def main_program(self):
@@ -74,7 +85,7 @@ class LayerHelper:
         return param
 
     def create_variable_for_type_inference(self, dtype="float32", stop_gradient=False) -> Variable:
-        if mode.eager_by_default():
+        if self.eager:
             return Tensor(None, stop_gradient=stop_gradient, dtype=convert_dtype(dtype))
         name = unique_name.generate_with_ignorable_key(f"{self.name}.tmp")
         return self.block.create_var(name, dtype=dtype, stop_gradient=stop_gradient)
@@ -83,7 +94,7 @@ class LayerHelper:
 
     def create_global_variable(self, shape, dtype="float32", persistable=False, name=None) -> Variable:
         name = name or unique_name.generate(f"{self.name}.global")
-        if mode.eager_by_default():
+        if self.eager:
             t = Tensor(None, name, dtype=convert_dtype(dtype))
             t._shape, t.persistable = tuple(shape), persistable
             return t
@@ -97,12 +108,10 @@ class LayerHelper:
         twin = startup.create_var(var.name, var.shape, var.dtype, persistable=True)
         initializer(twin, startup)
 
-    def append_op(self, type, inputs=None, outputs=None, attrs=None):
-        """Runs the op at once on Tensors, appends it to the program on static Variables."""
-        if dispatch.is_eager(type, inputs, outputs):
-            return dispatch.run_eagerly(type, inputs, outputs, attrs)
-        dispatch.to_static_outputs(self.block, outputs)
-        return self.block.append_op(type, inputs, outputs, attrs)
+    def append_op(self, type, inputs=None, outputs=None, attrs=None) -> None:
+        """The op into `outputs` (this helper's variables): run at once on Tensors, appended to the
+        program on static Variables (dispatch.bind decides)."""
+        dispatch.bind(type, inputs or {}, attrs, outputs or {})
 
     def append_bias_op(self, x: Variable, bias_attr, dim_start: int = 1, dim_end: int | None = None) -> Variable:
         """x + b, with b of shape x.shape[dim_start:dim_end] (nothing when bias_attr is False)."""

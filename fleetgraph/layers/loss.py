@@ -2,22 +2,22 @@
 
 from __future__ import annotations
 
+from ..dygraph.dispatch import bind
 from ..ir import FleetgraphError
 from ..ir.program import Variable
-from ._apply import apply_op
 from .helper import LayerHelper
 from .math import reduce_mean as _mean
 
 
 def square_error_cost(input, label):
     """(input - label)^2, elementwise: an elementwise_sub then a square, as Paddle emits it."""
-    diff = apply_op("elementwise_sub", {"X": [input], "Y": [label]}, {"axis": -1})
-    return apply_op("square", {"X": [diff]})
+    diff = bind("elementwise_sub", {"X": [input], "Y": [label]}, {"axis": -1})
+    return bind("square", {"X": [diff]})
 
 
 def cross_entropy(input, label, soft_label=False, ignore_index=-100):
     """Cross entropy of probabilities `input` (after softmax), one value per sample."""
-    return apply_op(
+    return bind(
         "cross_entropy",
         {"X": [input], "Label": [label]},
         {"soft_label": soft_label, "ignore_index": ignore_index},
@@ -28,7 +28,7 @@ def cross_entropy(input, label, soft_label=False, ignore_index=-100):
 def softmax_with_cross_entropy(
     logits, label, soft_label=False, ignore_index=-100, numeric_stable_mode=True, return_softmax=False, axis=-1
 ):
-    helper = LayerHelper("softmax_with_cross_entropy")
+    helper = LayerHelper("softmax_with_cross_entropy", inputs=[logits, label])
     softmax = helper.create_variable_for_type_inference(logits.dtype)
     loss = helper.create_variable_for_type_inference(logits.dtype)
     helper.append_op(
@@ -68,7 +68,7 @@ def mse_loss(input, label, reduction="mean", name=None):
 def log_loss(input, label, epsilon=1e-4, name=None):
     """-label * log(input + epsilon) - (1 - label) * log(1 - input + epsilon), per row of an [N, 1]
     probability (`fluid.layers.log_loss` and `paddle.nn.functional.log_loss`)."""
-    return apply_op(
+    return bind(
         "log_loss",
         {"Predicted": [input], "Labels": [label]},
         {"epsilon": float(epsilon)},
@@ -84,10 +84,10 @@ def binary_cross_entropy(input, label, weight=None, reduction="mean", name=None)
     if weight is not None and not isinstance(weight, Variable):
         raise FleetgraphError(f"binary_cross_entropy: weight expected a Variable or None, got {type(weight).__name__}")
     last = weight is None and reduction == "none"
-    loss = apply_op("bce_loss", {"X": [input], "Label": [label]}, name=name if last else None)
+    loss = bind("bce_loss", {"X": [input], "Label": [label]}, name=name if last else None)
     if weight is not None:
         named = name if reduction == "none" else None
-        loss = apply_op("elementwise_mul", {"X": [loss], "Y": [weight]}, {"axis": -1}, name=named)
+        loss = bind("elementwise_mul", {"X": [loss], "Y": [weight]}, {"axis": -1}, name=named)
     return _reduce(loss, reduction, name)
 
 
@@ -101,5 +101,5 @@ def _reduce(loss, reduction, name=None, where="loss"):
     if reduction == "mean":
         return _mean(loss, name=name)
     if reduction == "sum":
-        return apply_op("reduce_sum", {"X": [loss]}, {"dim": [0], "keep_dim": False, "reduce_all": True}, name=name)
+        return bind("reduce_sum", {"X": [loss]}, {"dim": [0], "keep_dim": False, "reduce_all": True}, name=name)
     return loss

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from ..dygraph import opfunc
-from ..dygraph.tensor import Tensor
+from ..dygraph.dispatch import bind, bind_function
 from ..ir.program import Variable
-from ._apply import apply_op
 
 
 def _binary(op_type):
     def layer(x, y, axis=-1, act=None, name=None):
-        out = apply_op(op_type, {"X": [x], "Y": [y]}, {"axis": axis}, name=name)
+        out = bind(op_type, {"X": [x], "Y": [y]}, {"axis": axis}, name=name)
         return _act(out, act)
 
     layer.__name__ = op_type
@@ -28,30 +26,19 @@ elementwise_max = _binary("elementwise_max")
 
 
 def _act(x, act):
-    return x if act is None else apply_op(act, {"X": [x]})
+    return x if act is None else bind(act, {"X": [x]})
 
 
-def _unary(op_type):
-    eager = opfunc.default_function(op_type)  # what a Tensor runs: apply_op's dicts cost more than relu
-
-    def layer(x, name=None):
-        if eager is not None and isinstance(x, Tensor):
-            return eager(x)
-        return apply_op(op_type, {"X": [x]}, name=name)
-
-    layer.__name__ = op_type
-    return layer
-
-
+# `f(x, name=None)` each; on a Tensor the op's eager function runs straight away (bind's dicts cost more than relu)
 relu, sigmoid, tanh, square, exp, log, sqrt, abs, sign, floor, ceil, cos = (
-    _unary(t)
+    bind_function(t)
     for t in ("relu", "sigmoid", "tanh", "square", "exp", "log", "sqrt", "abs", "sign", "floor", "ceil", "cos")
 )
 
 
 def _compare(op_type):
     def layer(x, y, force_cpu=None, cond=None, name=None):
-        return apply_op(op_type, {"X": [x], "Y": [y]}, dtype="bool", name=name)
+        return bind(op_type, {"X": [x], "Y": [y]}, dtype="bool", name=name)
 
     layer.__name__ = op_type
     layer.__doc__ = f"`{op_type}`: a bool variable, elementwise with broadcasting."
@@ -65,28 +52,28 @@ less_than, less_equal, greater_than, greater_equal, equal, not_equal = (
 
 def where(condition, x, y, name=None):
     """x where condition holds, else y (Paddle 2.x's `paddle.where`)."""
-    return apply_op("where", {"Condition": [condition], "X": [x], "Y": [y]}, name=name)
+    return bind("where", {"Condition": [condition], "X": [x], "Y": [y]}, name=name)
 
 
 def softmax(input, axis=-1, use_cudnn=False, name=None):
-    return apply_op("softmax", {"X": [input]}, {"axis": axis}, name=name)
+    return bind("softmax", {"X": [input]}, {"axis": axis}, name=name)
 
 
 def log_softmax(x, axis=-1, name=None):
-    return apply_op("log_softmax", {"X": [x]}, {"axis": axis}, name=name)
+    return bind("log_softmax", {"X": [x]}, {"axis": axis}, name=name)
 
 
 def mean(x, name=None):
     """Fluid's `layers.mean`: the mean of all elements, shape [1], one `mean` op as Paddle 1.x and 2.x
     emit it (2.x's `paddle.mean`, which takes an axis, is a reduce_mean)."""
-    return apply_op("mean", {"X": [x]}, name=name)
+    return bind("mean", {"X": [x]}, name=name)
 
 
 def _reduce(op_type):
     def layer(input, dim=None, keep_dim=False, name=None):
         dims = [] if dim is None else ([dim] if isinstance(dim, int) else list(dim))
         attrs = {"dim": dims or [0], "keep_dim": keep_dim, "reduce_all": not dims}
-        return apply_op(op_type, {"X": [input]}, attrs, name=name)
+        return bind(op_type, {"X": [input]}, attrs, name=name)
 
     layer.__name__ = op_type
     return layer
@@ -97,7 +84,7 @@ reduce_sum = _reduce("reduce_sum")
 
 
 def scale(x, scale=1.0, bias=0.0, bias_after_scale=True, act=None, name=None):
-    out = apply_op(
+    out = bind(
         "scale",
         {"X": [x]},
         {"scale": float(scale), "bias": float(bias), "bias_after_scale": bias_after_scale},
@@ -107,11 +94,11 @@ def scale(x, scale=1.0, bias=0.0, bias_after_scale=True, act=None, name=None):
 
 
 def sums(input, out=None):
-    return apply_op("sum", {"X": list(input)})
+    return bind("sum", {"X": list(input)})
 
 
 def matmul(x, y, transpose_x=False, transpose_y=False, alpha=1.0, name=None):
-    return apply_op(
+    return bind(
         "matmul",
         {"X": [x], "Y": [y]},
         {"transpose_X": transpose_x, "transpose_Y": transpose_y, "alpha": float(alpha)},
@@ -120,7 +107,7 @@ def matmul(x, y, transpose_x=False, transpose_y=False, alpha=1.0, name=None):
 
 
 def mul(x, y, x_num_col_dims=1, y_num_col_dims=1, name=None):
-    return apply_op(
+    return bind(
         "mul", {"X": [x], "Y": [y]}, {"x_num_col_dims": x_num_col_dims, "y_num_col_dims": y_num_col_dims}, name=name
     )
 
@@ -137,7 +124,7 @@ def _operator(op_type, reverse=False, scalar=None):
         if isinstance(other, (int, float)):
             return scalar(self, float(other))
         a, b = (other, self) if reverse else (self, other)
-        return apply_op(op_type, {"X": [a], "Y": [b]}, {"axis": -1})
+        return bind(op_type, {"X": [a], "Y": [b]}, {"axis": -1})
 
     return method
 
@@ -182,4 +169,4 @@ def _getitem(self, item):
     if not axes:
         return self
     attrs = {"axes": axes, "starts": starts, "ends": ends, "decrease_axis": decrease}
-    return apply_op("slice", {"Input": [self]}, attrs)
+    return bind("slice", {"Input": [self]}, attrs)

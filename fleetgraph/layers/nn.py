@@ -26,8 +26,8 @@ def _pair(v, name):
 def fc(input, size, num_flatten_dims=1, param_attr=None, bias_attr=None, act=None, name=None):
     """y = act(sum_i input_i @ w_i + b): one `mul` per input, a `sum` when there are several, then
     `elementwise_add` and the activation."""
-    helper = LayerHelper("fc", name)
     inputs = input if isinstance(input, (list, tuple)) else [input]
+    helper = LayerHelper("fc", name, inputs=inputs)
     attrs = param_attr if isinstance(param_attr, (list, tuple)) else [param_attr] * len(inputs)
     products = []
     for x, attr in zip(inputs, attrs):
@@ -57,7 +57,7 @@ def static_fc(x, size, num_flatten_dims=1, weight_attr=None, bias_attr=None, act
 
 
 def _embedding(op_type, input, size, is_sparse, is_distributed, padding_idx, param_attr, dtype, table=False):
-    helper = LayerHelper("embedding")
+    helper = LayerHelper("embedding", inputs=input)
     kind = {"type": VarType.SELECTED_ROWS} if table else {}
     w = helper.create_parameter(param_attr, list(size), dtype, **kind)
     pad = -1 if padding_idx is None else (padding_idx if padding_idx >= 0 else size[0] + padding_idx)
@@ -131,7 +131,7 @@ def conv2d(
     name=None,
     data_format="NCHW",
 ):
-    helper = LayerHelper("conv2d", name)
+    helper = LayerHelper("conv2d", name, inputs=input)
     groups = groups or 1
     channels = input.shape[1]
     if channels < 0 or channels % groups:
@@ -175,7 +175,7 @@ def pool2d(
 ):
     if pool_type not in ("max", "avg"):
         raise FleetgraphError(f"pool2d: pool_type expected 'max' or 'avg', got {pool_type!r}")
-    helper = LayerHelper("pool2d", name)
+    helper = LayerHelper("pool2d", name, inputs=input)
     out = helper.create_variable_for_type_inference(input.dtype)
     ksize = [1, 1] if global_pooling and pool_size == -1 else _pair(pool_size, "pool_size")
     helper.append_op(
@@ -197,7 +197,7 @@ def pool2d(
 
 
 def adaptive_avg_pool2d(x, output_size, data_format="NCHW", name=None):
-    helper = LayerHelper("pool2d", name)
+    helper = LayerHelper("pool2d", name, inputs=x)
     out = helper.create_variable_for_type_inference(x.dtype)
     helper.append_op(
         "pool2d",
@@ -229,7 +229,7 @@ def batch_norm(
     do_model_average_for_mean_and_var=True,
     use_global_stats=False,
 ):
-    helper = LayerHelper("batch_norm", name)
+    helper = LayerHelper("batch_norm", name, inputs=input)
     c = input.shape[1] if data_layout == "NCHW" else input.shape[-1]
     scale = helper.create_parameter(param_attr, [c], input.dtype, default_initializer=Constant(1.0))
     bias = helper.create_parameter(bias_attr, [c], input.dtype, is_bias=True)
@@ -270,7 +270,7 @@ def batch_norm(
 
 
 def dropout(x, dropout_prob, is_test=False, seed=None, name=None, dropout_implementation="downgrade_in_infer"):
-    helper = LayerHelper("dropout", name)
+    helper = LayerHelper("dropout", name, inputs=x)
     if not seed and default_main_program().random_seed:
         seed = default_main_program().random_seed
     out = helper.create_variable_for_type_inference(x.dtype)
@@ -292,7 +292,7 @@ def dropout(x, dropout_prob, is_test=False, seed=None, name=None, dropout_implem
 
 def topk(input, k, name=None):
     """Fluid's top_k over the last axis (Paddle 2.x's paddle.topk is `topk_v2`)."""
-    helper = LayerHelper("top_k", name)
+    helper = LayerHelper("top_k", name, inputs=input)
     values = helper.create_variable_for_type_inference(input.dtype)
     indices = helper.create_variable_for_type_inference("int64", stop_gradient=True)
     helper.append_op("top_k", {"X": [input]}, {"Out": [values], "Indices": [indices]}, {"k": int(k)})
@@ -301,7 +301,7 @@ def topk(input, k, name=None):
 
 def topk_v2(x, k, axis=None, largest=True, sorted=True, name=None):
     """paddle.topk: the top_k_v2 op, along `axis` (default the last), largest or smallest first."""
-    helper = LayerHelper("top_k_v2", name)
+    helper = LayerHelper("top_k_v2", name, inputs=x)
     values = helper.create_variable_for_type_inference(x.dtype)
     indices = helper.create_variable_for_type_inference("int64", stop_gradient=True)
     attrs = {"k": int(k), "axis": -1 if axis is None else int(axis), "largest": bool(largest), "sorted": bool(sorted)}
@@ -320,8 +320,8 @@ def accuracy_v2(input, label, k=1, correct=None, total=None, name=None):
 
 
 def _accuracy(top, label, correct, total, name):
-    helper = LayerHelper("accuracy", name)
     values, indices = top
+    helper = LayerHelper("accuracy", name, inputs=[values, indices, label])
     acc = helper.create_variable_for_type_inference("float32", stop_gradient=True)
     correct = correct or helper.create_variable_for_type_inference("int32", stop_gradient=True)
     total = total or helper.create_variable_for_type_inference("int32", stop_gradient=True)
@@ -340,7 +340,7 @@ def auc(input, label, curve="ROC", num_thresholds=2**12 - 1, topk=1, slide_steps
     zero, in Paddle's layout (ops/metric.py `stat_shape`)."""
     if curve != "ROC":
         raise FleetgraphError(f"auc: curve expected 'ROC', got {curve!r}")
-    helper = LayerHelper("auc", name)
+    helper = LayerHelper("auc", name, inputs=[input, label])
     results, stats = [], []
     for steps in (slide_steps, 0):
         pos, neg = (

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..dygraph.dispatch import bind
 from ..ir.dtypes import convert_dtype
 from ..ir.program import Variable
-from ._apply import apply_op
 from .helper import LayerHelper
 
 
@@ -15,7 +15,7 @@ def fill_constant(shape, dtype, value, force_cpu=False, out=None, name=None) -> 
     shape = [int(shape)] if isinstance(shape, int) else [int(d) for d in shape]
     attrs = {"shape": shape, "value": float(value), "dtype": dtype}
     if out is None:
-        return apply_op("fill_constant", {}, attrs, dtype=dtype, name=name)
+        return bind("fill_constant", {}, attrs, dtype=dtype, name=name)
     LayerHelper("fill_constant").append_op("fill_constant", {}, {"Out": [out]}, attrs)
     return out
 
@@ -34,7 +34,7 @@ def assign(input, output=None):
     if not isinstance(input, Variable):
         return _assign_value(input, output)
     if output is None:
-        return apply_op("assign", {"X": [input]})
+        return bind("assign", {"X": [input]})
     LayerHelper("assign").append_op("assign", {"X": [input]}, {"Out": [output]})
     return output
 
@@ -50,7 +50,7 @@ def _assign_value(value, output):
     attrs = {"shape": list(array.shape) or [1], "dtype": array.dtype.name}
     attrs[VALUE_ATTRS[array.dtype.name]] = array.reshape(-1).tolist()
     if output is None:
-        return apply_op("assign_value", {}, attrs, dtype=array.dtype.name)
+        return bind("assign_value", {}, attrs, dtype=array.dtype.name)
     LayerHelper("assign_value").append_op("assign_value", {}, {"Out": [output]}, attrs)
     return output
 
@@ -62,21 +62,21 @@ def fill_constant_batch_size_like(
     dtype = convert_dtype(dtype)
     attrs = {"shape": [int(d) for d in shape], "value": float(value), "dtype": dtype}
     attrs.update(input_dim_idx=input_dim_idx, output_dim_idx=output_dim_idx, force_cpu=force_cpu)
-    return apply_op("fill_constant_batch_size_like", {"Input": [input]}, attrs, dtype=dtype, name=name)
+    return bind("fill_constant_batch_size_like", {"Input": [input]}, attrs, dtype=dtype, name=name)
 
 
 def cast(x, dtype):
     dtype = convert_dtype(dtype)
-    return apply_op("cast", {"X": [x]}, {"in_dtype": x.dtype, "out_dtype": dtype}, dtype=dtype)
+    return bind("cast", {"X": [x]}, {"in_dtype": x.dtype, "out_dtype": dtype}, dtype=dtype)
 
 
 def reshape(x, shape, actual_shape=None, act=None, inplace=False, name=None):
-    out = apply_op("reshape2", {"X": [x]}, {"shape": [int(d) for d in shape]}, name=name, extra_outputs=("XShape",))
-    return out if act is None else apply_op(act, {"X": [out]})
+    out = bind("reshape2", {"X": [x]}, {"shape": [int(d) for d in shape]}, name=name, extra_outputs=("XShape",))
+    return out if act is None else bind(act, {"X": [out]})
 
 
 def transpose(x, perm, name=None):
-    return apply_op("transpose2", {"X": [x]}, {"axis": [int(a) for a in perm]}, name=name, extra_outputs=("XShape",))
+    return bind("transpose2", {"X": [x]}, {"axis": [int(a) for a in perm]}, name=name, extra_outputs=("XShape",))
 
 
 def flatten(x, axis=1, name=None):
@@ -84,11 +84,11 @@ def flatten(x, axis=1, name=None):
 
 
 def concat(input, axis=0, name=None):
-    return apply_op("concat", {"X": list(input)}, {"axis": int(axis)}, name=name)
+    return bind("concat", {"X": list(input)}, {"axis": int(axis)}, name=name)
 
 
 def split(input, num_or_sections, dim=-1, name=None):
-    helper = LayerHelper("split", name)
+    helper = LayerHelper("split", name, inputs=input)
     if isinstance(num_or_sections, int):
         n, attrs = num_or_sections, {"num": num_or_sections, "sections": [], "axis": dim}
     else:
@@ -107,7 +107,7 @@ def create_parameter(shape, dtype, name=None, attr=None, is_bias=False, default_
 
 def increment(x, value=1.0, in_place=True) -> Variable:
     """`x + value` (a step counter): into x itself by default, as Paddle's."""
-    helper = LayerHelper("increment")
+    helper = LayerHelper("increment", inputs=x)
     out = x if in_place else helper.create_variable_for_type_inference(x.dtype)
     helper.append_op("increment", {"X": [x]}, {"Out": [out]}, {"step": float(value)})
     return out

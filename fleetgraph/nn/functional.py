@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from ..dygraph.dispatch import bind
 from ..layers import loss as _loss
 from ..layers import math as _math
 from ..layers import nn as _nn
 from ..layers import tensor as _tensor
-from ..layers._apply import apply_op
 
 relu, sigmoid, tanh = _math.relu, _math.sigmoid, _math.tanh
 square_error_cost = _loss.square_error_cost
@@ -38,7 +38,7 @@ def dropout(x, p=0.5, axis=None, training=True, mode="upscale_in_train", name=No
 def embedding(x, weight, padding_idx=None, sparse=False, name=None):
     """Rows of `weight` picked by the ids in `x` (lookup_table_v2)."""
     pad = -1 if padding_idx is None else (padding_idx if padding_idx >= 0 else weight.shape[0] + padding_idx)
-    return apply_op(
+    return bind(
         "lookup_table_v2",
         {"W": [weight], "Ids": [x]},
         {"is_sparse": sparse, "padding_idx": pad},
@@ -96,7 +96,7 @@ def linear(x, weight, bias=None, name=None):
     out = _math.matmul(x, weight)
     if bias is None:
         return out
-    return apply_op("elementwise_add", {"X": [out], "Y": [bias]}, {"axis": -1})
+    return bind("elementwise_add", {"X": [out], "Y": [bias]}, {"axis": -1})
 
 
 def conv2d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, data_format="NCHW", name=None):
@@ -108,11 +108,11 @@ def conv2d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, data
         "groups": int(groups),
         "data_format": data_format,
     }
-    out = apply_op("conv2d", {"Input": [x], "Filter": [weight]}, attrs, out_slot="Output", name=name)
+    out = bind("conv2d", {"Input": [x], "Filter": [weight]}, attrs, out_slot="Output", name=name)
     if bias is None:
         return out
     axis = 1 if data_format == "NCHW" else 3
-    return apply_op("elementwise_add", {"X": [out], "Y": [bias]}, {"axis": axis})
+    return bind("elementwise_add", {"X": [out], "Y": [bias]}, {"axis": axis})
 
 
 def batch_norm(
@@ -131,7 +131,7 @@ def batch_norm(
     """Batch statistics while training (updating the running ones in place), the running ones in eval."""
     from ..layers.helper import LayerHelper
 
-    helper = LayerHelper("batch_norm", name)
+    helper = LayerHelper("batch_norm", name, inputs=x)
     out = helper.create_variable_for_type_inference(x.dtype)
     saved_mean = helper.create_variable_for_type_inference(x.dtype, stop_gradient=True)
     saved_var = helper.create_variable_for_type_inference(x.dtype, stop_gradient=True)

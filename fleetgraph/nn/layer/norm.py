@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ...dygraph.dispatch import bind
 from ...initializer import Constant
 from ...param_attr import ParamAttr
 from .. import functional as F
@@ -94,7 +95,5 @@ class BatchNorm(_BatchNormBase):
             self.training = False
 
     def forward(self, x):
-        from ...layers._apply import apply_op
-
         out = super().forward(x)
-        return out if self._act is None else apply_op(self._act, {"X": [out]})
+        return out if self._act is None else bind(self._act, {"X": [out]})
