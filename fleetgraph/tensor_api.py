@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import contextlib
 
+import numpy as np
+
 from . import layers
+from .dygraph import opfunc
 from .dygraph.dispatch import bind_function
 from .dygraph.mode import eager_guard, in_dynamic_mode
+from .dygraph.tensor import Tensor
 from .layers.math import abs, exp, log, sign, sqrt, square, tanh  # noqa: F401  (the 2.x names are the same)
 from .layers.tensor import fill_constant
 
@@ -107,3 +111,92 @@ def ones(shape, dtype="float32", name=None):
 
 def topk(x, k, axis=None, largest=True, sorted=True, name=None):
     return layers.nn.topk_v2(x, k, axis, largest, sorted, name=name)
+
+
+# -- the eager Tensor's operators and methods: this layer's functions, attached to the class here so
+# -- that dygraph/ imports no layer function; operators on Tensors take the op functions (opfunc)
+
+_OPERATORS = ("elementwise_add", "elementwise_sub", "elementwise_mul", "elementwise_div", "elementwise_pow")
+_add, _sub, _mul, _div, _pow = (opfunc.op_function(t) for t in _OPERATORS)
+_scale = opfunc.op_function("scale")
+
+
+def _operand(other, like: Tensor) -> Tensor:
+    """The other operand of an arithmetic operator as a Tensor of `like`'s dtype."""
+    return other if isinstance(other, Tensor) else Tensor(np.asarray(other, dtype=like.value.dtype))
+
+
+def _add_(self, other):
+    if isinstance(other, Tensor):
+        return _add(self, other)
+    if isinstance(other, (int, float)):
+        return _scale(self, {"scale": 1.0, "bias": float(other), "bias_after_scale": True})
+    return _add(self, _operand(other, self))
+
+
+def _sub_(self, other):
+    if isinstance(other, Tensor):
+        return _sub(self, other)
+    if isinstance(other, (int, float)):
+        return _scale(self, {"scale": 1.0, "bias": -float(other), "bias_after_scale": True})
+    return _sub(self, _operand(other, self))
+
+
+def _rsub_(self, other):
+    if isinstance(other, (int, float)):
+        return _scale(self, {"scale": -1.0, "bias": float(other), "bias_after_scale": True})
+    return _sub(_operand(other, self), self)
+
+
+def _mul_(self, other):
+    if isinstance(other, Tensor):
+        return _mul(self, other)
+    if isinstance(other, (int, float)):
+        return _scale(self, {"scale": float(other), "bias": 0.0, "bias_after_scale": True})
+    return _mul(self, _operand(other, self))
+
+
+def _truediv_(self, other):
+    if isinstance(other, Tensor):
+        return _div(self, other)
+    if isinstance(other, (int, float)):
+        return _scale(self, {"scale": 1.0 / float(other), "bias": 0.0, "bias_after_scale": True})
+    return _div(self, _operand(other, self))
+
+
+def _compare(op_type: str):
+    """An elementwise comparison, as Paddle's Tensor operators are (a bool Tensor)."""
+
+    def operator(self, other):
+        other = other.value if isinstance(other, Tensor) else other
+        return Tensor(getattr(np, op_type)(self.numpy(), other))
+
+    return operator
+
+
+_TENSOR_METHODS = {
+    "__add__": _add_,
+    "__radd__": _add_,
+    "__sub__": _sub_,
+    "__rsub__": _rsub_,
+    "__mul__": _mul_,
+    "__rmul__": _mul_,
+    "__truediv__": _truediv_,
+    "__rtruediv__": lambda self, other: _div(_operand(other, self), self),
+    "__pow__": lambda self, other: _pow(self, _operand(other, self)),
+    "__rpow__": lambda self, other: _pow(_operand(other, self), self),
+    "__neg__": lambda self: _scale(self, {"scale": -1.0, "bias": 0.0, "bias_after_scale": True}),
+    "__matmul__": lambda self, other: _matmul(self, _operand(other, self)),
+    "__eq__": _compare("equal"),
+    "__ne__": _compare("not_equal"),
+    "__lt__": _compare("less"),
+    "__le__": _compare("less_equal"),
+    "__gt__": _compare("greater"),
+    "__ge__": _compare("greater_equal"),
+    "clone": lambda self: layers.assign(self),
+    "astype": lambda self, dtype: layers.cast(self, dtype),
+    # x.mean() is paddle.mean(x), as Paddle's Tensor methods are
+    **{f.__name__: f for f in (abs, exp, flatten, log, matmul, mean, reshape, sqrt, square, sum, tanh, transpose)},
+}
+for _name, _function in _TENSOR_METHODS.items():
+    setattr(Tensor, _name, _function)

@@ -1,4 +1,7 @@
-"""The eager Tensor: a Variable that holds its value, so every layer function taking Variables takes it."""
+"""The eager Tensor: a Variable that holds its value, so every layer function taking Variables takes it.
+
+Its operators and math methods (`x + y`, `x.mean()`, `x.astype(...)`) are the tensor API's
+functions; that layer attaches them (tensor_api.py), so this module needs no layer function."""
 
 from __future__ import annotations
 
@@ -11,7 +14,8 @@ from ..ir import FleetgraphError
 from ..ir.dtypes import convert_dtype
 from ..ir.program import Parameter, Variable, VarType
 from ..ops.selected_rows import SelectedRows
-from . import engine, opfunc, tape
+from . import engine, mode, tape
+from .device import place_of
 
 _names = itertools.count()
 
@@ -156,16 +160,6 @@ class Tensor(Variable):
     def detach(self) -> Tensor:
         return Tensor(self.value, stop_gradient=True)
 
-    def clone(self) -> Tensor:
-        from ..layers.tensor import assign
-
-        return assign(self)
-
-    def astype(self, dtype) -> Tensor:
-        from ..layers.tensor import cast
-
-        return cast(self, dtype)
-
     def set_value(self, value) -> None:
         """Replace the value in place (same shape and dtype), as Paddle's `Tensor.set_value`."""
         array = np.asarray(getattr(value, "value", value))
@@ -174,98 +168,6 @@ class Tensor(Variable):
                 f"set_value {self.name!r}: expected shape {list(np.shape(self.value))}, got {list(array.shape)}"
             )
         self.value = array.astype(self.dtype, copy=True) if self.value is not None else array.copy()
-
-    # -- arithmetic: one eager op each, through the op's function (opfunc: the fast path) ---------------
-    def __add__(self, other):
-        if isinstance(other, Tensor):
-            return _add(self, other)
-        if isinstance(other, (int, float)):
-            return _scale(self, {"scale": 1.0, "bias": float(other), "bias_after_scale": True})
-        return _add(self, _operand(other, self))
-
-    __radd__ = __add__
-
-    def __sub__(self, other):
-        if isinstance(other, Tensor):
-            return _sub(self, other)
-        if isinstance(other, (int, float)):
-            return _scale(self, {"scale": 1.0, "bias": -float(other), "bias_after_scale": True})
-        return _sub(self, _operand(other, self))
-
-    def __rsub__(self, other):
-        if isinstance(other, (int, float)):
-            return _scale(self, {"scale": -1.0, "bias": float(other), "bias_after_scale": True})
-        return _sub(_operand(other, self), self)
-
-    def __mul__(self, other):
-        if isinstance(other, Tensor):
-            return _mul(self, other)
-        if isinstance(other, (int, float)):
-            return _scale(self, {"scale": float(other), "bias": 0.0, "bias_after_scale": True})
-        return _mul(self, _operand(other, self))
-
-    __rmul__ = __mul__
-
-    def __truediv__(self, other):
-        if isinstance(other, Tensor):
-            return _div(self, other)
-        if isinstance(other, (int, float)):
-            return _scale(self, {"scale": 1.0 / float(other), "bias": 0.0, "bias_after_scale": True})
-        return _div(self, _operand(other, self))
-
-    def __rtruediv__(self, other):
-        return _div(_operand(other, self), self)
-
-    def __pow__(self, other):
-        return _pow(self, _operand(other, self))
-
-    def __rpow__(self, other):
-        return _pow(_operand(other, self), self)
-
-    def __neg__(self):
-        return _scale(self, {"scale": -1.0, "bias": 0.0, "bias_after_scale": True})
-
-    def __matmul__(self, other):
-        return _matmul(self, _operand(other, self))
-
-    def _compare(self, op_type: str, other) -> Tensor:
-        other = other.value if isinstance(other, Tensor) else other
-        return Tensor(getattr(np, op_type)(self.numpy(), other))
-
-    def __eq__(self, other):  # elementwise, as Paddle's
-        return self._compare("equal", other)
-
-    def __ne__(self, other):
-        return self._compare("not_equal", other)
-
-    def __lt__(self, other):
-        return self._compare("less", other)
-
-    def __le__(self, other):
-        return self._compare("less_equal", other)
-
-    def __gt__(self, other):
-        return self._compare("greater", other)
-
-    def __ge__(self, other):
-        return self._compare("greater_equal", other)
-
-
-def _method(name: str):
-    """Tensor.<name>(...) as paddle.<name>(tensor, ...), as Paddle's Tensor methods are."""
-
-    def method(self, *args, **kwargs):
-        from .. import tensor_api
-
-        return getattr(tensor_api, name)(self, *args, **kwargs)
-
-    method.__name__ = name
-    return method
-
-
-_METHODS = ("abs", "exp", "flatten", "log", "matmul", "mean", "reshape", "sqrt", "square", "sum", "tanh", "transpose")
-for _name in _METHODS:
-    setattr(Tensor, _name, _method(_name))
 
 
 class ParamBase(Tensor, Parameter):
@@ -300,17 +202,6 @@ class ParamBase(Tensor, Parameter):
 engine.Tensor = Tensor
 
 
-def _operand(other, like: Tensor) -> Tensor:
-    """The other operand of an arithmetic operator as a Tensor of `like`'s dtype."""
-    return other if isinstance(other, Tensor) else Tensor(np.asarray(other, dtype=like.value.dtype))
-
-
-# the operators' op functions, made once now that engine.Tensor is set (axis -1: the ops' default)
-_OPERATORS = ("elementwise_add", "elementwise_sub", "elementwise_mul", "elementwise_div", "elementwise_pow")
-_add, _sub, _mul, _div, _pow = (opfunc.op_function(t) for t in _OPERATORS)
-_scale, _matmul = opfunc.op_function("scale"), opfunc.op_function("matmul")
-
-
 def to_tensor(data, dtype=None, place=None, stop_gradient: bool = True) -> Tensor:
     """`paddle.to_tensor`: an eager Tensor holding a copy of `data` (Python floats become float32,
     ints int64, as Paddle's)."""
@@ -323,7 +214,17 @@ def to_tensor(data, dtype=None, place=None, stop_gradient: bool = True) -> Tenso
         array = array.astype(np.float32)
     elif array.dtype.kind == "i" and not isinstance(data, np.ndarray):
         array = array.astype(np.int64)
-    return Tensor(array, stop_gradient=stop_gradient)
+    xp = mode.array_module() if place is None else _place_of(place).array_module()
+    return Tensor(array if xp is np else xp.asarray(array), stop_gradient=stop_gradient)
+
+
+def _place_of(place):
+    """to_tensor's `place`: a Place, or Paddle's name of one ('cpu')."""
+    if isinstance(place, str):
+        return place_of(place)
+    if not hasattr(place, "array_module"):
+        raise TypeError(f"to_tensor: place; expected a Place such as CPUPlace() or 'cpu', got {place!r}")
+    return place
 
 
 def is_tensor(value) -> bool:
