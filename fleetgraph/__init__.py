@@ -21,9 +21,9 @@ from . import (
     utils,
     vision,
 )
+from .distributed import DataParallel
 from .dygraph.device import get_device, set_device
 from .dygraph.mode import disable_static, enable_static, in_dynamic_mode, no_grad
-from .dygraph.parallel import DataParallel
 from .dygraph.save_load import load, save
 from .dygraph.tensor import Tensor, is_tensor, to_tensor
 from .executor import CPUPlace, CUDAPlace, Executor, Scope, global_scope

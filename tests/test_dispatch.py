@@ -83,3 +83,9 @@ def test_bind_makes_its_outputs_of_the_chosen_kind():
     assert op.outputs["Out"] == [out.name] and out.name.startswith("r.tmp_")
     assert main.global_block().vars[op.outputs["XShape"][0]].stop_gradient
 
+
+def test_data_parallel_lives_in_distributed_under_every_public_spelling():
+    from fleetgraph.distributed.parallel import DataParallel
+
+    assert paddle.DataParallel is DataParallel is paddle.distributed.DataParallel
+    assert paddle.distributed.ParallelEnv().world_size >= 1

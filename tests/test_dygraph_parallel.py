@@ -96,7 +96,7 @@ def test_a_new_gradient_is_all_reduced_even_where_the_last_one_was_freed(monkeyp
     """DataParallel all-reduces after a backward that gave new gradients; a new gradient array that
     CPython puts where the last all-reduced one was freed is still new."""
     import fleetgraph as paddle
-    from fleetgraph.dygraph import parallel
+    from fleetgraph.distributed import parallel
 
     real, reduced = parallel.run_op, []
 
@@ -120,7 +120,7 @@ def test_a_parameter_without_a_gradient_on_any_rank_keeps_none(monkeypatch):
     it stays None, so Momentum with weight decay leaves it alone, as Paddle's; before, it was
     all-reduced as zeros and the optimizer moved it."""
     import fleetgraph as paddle
-    from fleetgraph.dygraph import parallel
+    from fleetgraph.distributed import parallel
 
     real = parallel.run_op
 
