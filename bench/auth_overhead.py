@@ -89,7 +89,8 @@ def ctr_main(args) -> None:
     for label, values in rates.items():
         median = statistics.median(values)
         spread = f"({min(values):,.0f}-{max(values):,.0f})"
-        print(f"  {label:26s} {median:9,.0f} samples/s {spread:19s} {100 * (median / reference - 1):+6.1f}% vs {settings[-1][0]}")
+        versus = f"{100 * (median / reference - 1):+6.1f}% vs {settings[-1][0]}"
+        print(f"  {label:26s} {median:9,.0f} samples/s {spread:19s} {versus}")
 
 
 def main() -> None:

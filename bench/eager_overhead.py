@@ -8,25 +8,24 @@ PY is the python of a virtual environment holding torch (or paddle); leave one o
 framework. DIR is another fleetgraph checkout (`git worktree add DIR COMMIT`), timed in a column of
 its own beside this one, to see what a change did. Every case runs on 8x8 float32 tensors, so the
 arithmetic is a fraction of a microsecond and what is measured is the framework's cost per call:
-x + y, x * 2, relu, matmul and mean without gradients, x * w with w needing one (the op is
-recorded), and a whole step of an 8 -> 8 -> 1 MLP (forward, mean, backward: 5 ops and their
-gradients). Figures are medians over --reps runs of --n calls (--n / 10 steps for the MLP), in
-microseconds per call (per step for the last row), one thread each (OMP / BLAS pools of 1), timed by
-the worker's CPU time (--clock cpu, the default: what the call costs, steady while other work shares
-the cores) or by the wall clock (--clock wall). The frameworks run side by side, each in a worker
-process, and take turns case by case (each rep runs every case in every framework before the next),
-so a burst of load elsewhere hits all of them alike. Prints figures; asserts nothing.
+x + y, x * 2, relu, matmul and mean without gradients, x * w with w needing one (the op is recorded),
+and a whole step of an 8 -> 8 -> 1 MLP (forward, mean, backward: 5 ops and their gradients). Figures
+are medians (with the lowest and highest) over --reps runs of --n calls (--n / 10 steps for the
+MLP), in microseconds per call (per step for the last row), one thread each (OMP / BLAS pools of 1),
+timed by the worker's CPU time (--clock cpu, the default: what the call costs, steady while other
+work shares the cores) or by the wall clock (--clock wall). The frameworks run side by side, each in
+a worker process, and take turns case by case (each rep runs every case in every framework before
+the next), so a burst of load elsewhere hits all of them alike; with --baseline, the last column is
+this checkout's change against it (+ faster). Prints figures; asserts nothing.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import select
-import statistics
-import subprocess
 import sys
-import tempfile
+
+from side_by_side import Worker, change, checkout_env, median_spread, take_turns
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -83,48 +82,13 @@ for line in sys.stdin:  # one case label a line: its microseconds per call over 
 """
 
 
-class Worker:
-    """One framework's interpreter running CASES: asked for a case, it answers with one timing."""
-
-    def __init__(self, python: str, name: str, n: int, clock: str, repo: str = REPO) -> None:
-        env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
-        if name in ("fleetgraph", "baseline"):
-            env["PYTHONPATH"] = repo + os.pathsep + env.get("PYTHONPATH", "")
-        self.name = name
-        self.errors = tempfile.TemporaryFile("w+")  # a pipe nobody reads could fill and stall the worker
-        self.proc = subprocess.Popen(
-            [python, "-c", CASES, name, str(n), clock],
-            env=env,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=self.errors,
-            text=True,
-            cwd=repo,  # `python -c` puts the working directory first on sys.path
-        )
-        while self._answer(300) != "ready":  # what an import prints on stdout comes first
-            pass
-
-    def _answer(self, timeout: float) -> str:
-        ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
-        line = self.proc.stdout.readline() if ready else ""
-        if not line:
-            self.proc.kill()
-            self.errors.seek(0)
-            raise SystemExit(f"{self.name}: no answer after {timeout:.0f} s:\n{self.errors.read()[-2000:]}")
-        return line.strip()
-
-    def time(self, label: str) -> float:
-        self.proc.stdin.write(label + "\n")
-        self.proc.stdin.flush()
-        return float(self._answer(600))
-
-    def close(self) -> None:
-        self.proc.stdin.close()
-        self.proc.wait(timeout=30)
-        self.errors.close()
-
-
 LABELS = ("x + y", "x * 2.0", "relu(x)", "matmul(x, y)", "mean(x)", "x * w (recorded)", "MLP step (fwd+bwd)")
+
+
+def worker(python: str, name: str, n: int, clock: str, repo: str = REPO) -> Worker:
+    """One framework's interpreter running CASES (`python -c` puts its working directory, the
+    checkout, first on sys.path)."""
+    return Worker(name, [python, "-c", CASES, name, str(n), clock], checkout_env(repo), repo)
 
 
 def main() -> None:
@@ -143,21 +107,19 @@ def main() -> None:
     args = p.parse_args()
     runs = {"fleetgraph": sys.executable, "torch": args.torch_python, "paddle": args.paddle_python}
     clock = {"cpu": "process_time", "wall": "perf_counter"}[args.clock]
-    workers = [Worker(py, name, args.n, clock) for name, py in runs.items() if py]
+    workers = [worker(py, name, args.n, clock) for name, py in runs.items() if py]
     if args.baseline:
-        workers.insert(0, Worker(sys.executable, "baseline", args.n, clock, os.path.abspath(args.baseline)))
-    times: dict[tuple[str, str], list[float]] = {}
-    try:
-        for _ in range(args.reps):  # frameworks take turns on each case, so a burst of load hits all alike
-            for label in LABELS:
-                for w in workers:
-                    times.setdefault((w.name, label), []).append(w.time(label))
-    finally:
-        for w in workers:
-            w.close()
-    print(f"{f'us per call ({args.clock}, median of {args.reps})':<28}" + "".join(f"{w.name:>12}" for w in workers))
+        workers.insert(0, worker(sys.executable, "baseline", args.n, clock, os.path.abspath(args.baseline)))
+    times = take_turns(workers, LABELS, args.reps)
+    print(f"us per call ({args.clock}), median of {args.reps} (lowest-highest)")
+    print(f"{'':<20}" + "".join(f"{w.name:>22}" for w in workers) + ("  vs baseline" if args.baseline else ""))
     for label in LABELS:
-        print(f"{label:<28}" + "".join(f"{statistics.median(times[w.name, label]):>12.2f}" for w in workers))
+        row = f"{label:<20}" + "".join(f"{median_spread(times[w.name, label]):>22}" for w in workers)
+        if args.baseline:
+            row += f"  {change(times['fleetgraph', label], times['baseline', label], higher_is_better=False):>11}"
+        print(row)
+    if args.baseline:
+        print("vs baseline: + faster, - slower than the baseline checkout (its median over this one's)")
 
 
 if __name__ == "__main__":
