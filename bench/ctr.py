@@ -2,6 +2,7 @@
 Prints figures; asserts nothing.
 
     python bench/ctr.py [--paddle331 PYTHON] [--paddle262 PYTHON] [--samples 200000]
+    python bench/ctr.py --only local --baseline DIR [--reps 3]
 
 One process: samples/s training from MultiSlot files with train_from_dataset (reading and parsing
 included) on 1 and 2 threads, and with exe.run on ready feeds; against PaddlePaddle 3.3.1 (legacy
@@ -21,6 +22,12 @@ OMP_NUM_THREADS, OPENBLAS_NUM_THREADS and MKL_NUM_THREADS set, unless they are s
 executor's default (1) for a lone process and to each process's share of the cores (the cores over
 the job's 4 processes, at least 1: what fleetgraph's launcher sets and Paddle's does not) for a
 parameter-server job. Each job reports the values it ran with.
+
+With --baseline DIR, another fleetgraph checkout (`git worktree add DIR COMMIT`), the one-process
+half runs this checkout's jobs beside DIR's instead of Paddle's (the same job script, only the
+fleetgraph imported differs), --reps times each, taking turns job by job: samples/s over the
+training's wall time and the job's CPU microseconds per sample (all its threads, steady while other
+work shares the cores), medians with the lowest and highest, and this checkout's change (+ faster).
 """
 
 from __future__ import annotations
@@ -39,6 +46,8 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from side_by_side import change, checkout_env, median_spread  # noqa: E402
+
 from fleetgraph.executor.native import BLAS_THREADS, THREAD_POOL_VARS  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -56,7 +65,12 @@ def parse_args():
     p.add_argument("--samples", type=int, default=200_000)
     p.add_argument("--ps-threads", type=int, default=10, help="threads per trainer (seed 000 uses 10)")
     p.add_argument("--only", choices=["local", "ps"], help="run one half")
-    return p.parse_args()
+    p.add_argument("--baseline", metavar="DIR", help="with --only local: another fleetgraph checkout beside this one")
+    p.add_argument("--reps", type=int, default=3, help="with --baseline: jobs of each configuration and checkout")
+    args = p.parse_args()
+    if args.baseline and args.only != "local":
+        p.error("--baseline times the one-process half: add --only local")
+    return args
 
 
 def write_data(directory: str, samples: int, files: int = 4) -> None:
@@ -76,11 +90,12 @@ def write_data(directory: str, samples: int, files: int = 4) -> None:
 # -- one process ----------------------------------------------------------------------------------
 
 
-def run_local(python: str, framework: str, how: str, data: str, threads: int) -> dict | str:
+def run_local(python: str, framework: str, how: str, data: str, threads: int, checkout: str = REPO) -> dict | str:
     cmd = [python, JOB, "--framework", framework, "--how", how, "--data", data, "--threads", str(threads)]
     scratch = tempfile.mkdtemp(prefix="ctr-run-")  # Paddle leaves files in its working directory
     try:
-        out = subprocess.run(cmd, capture_output=True, text=True, timeout=JOB_TIMEOUT_S, env=_env(1), cwd=scratch)
+        env = _env(1, checkout)
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=JOB_TIMEOUT_S, env=env, cwd=scratch)
     except subprocess.TimeoutExpired:
         return f"timed out after {JOB_TIMEOUT_S} s"
     result = _result(out.stdout)
@@ -89,12 +104,10 @@ def run_local(python: str, framework: str, how: str, data: str, threads: int) ->
     return _checked_threads([result], 1) or result
 
 
-def _env(processes: int) -> dict:
-    """The environment of a job of `processes` processes on this host, the same for both frameworks."""
-    env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""), GLOG_v="0")
-    for name, value in thread_vars(processes).items():
-        env.setdefault(name, value)
-    return env
+def _env(processes: int, checkout: str = REPO) -> dict:
+    """The environment of a job of `processes` processes on this host, the same for both frameworks;
+    `checkout` is the fleetgraph it imports."""
+    return dict(checkout_env(checkout), GLOG_v="0", **thread_vars(processes))
 
 
 def thread_vars(processes: int) -> dict[str, str]:
@@ -235,6 +248,43 @@ def ratio(ours, theirs) -> str:
     return f"{a / b:>6.2f}x" if a and b else f"{'':>7}"
 
 
+LOCAL_CONFIGS = (
+    ("train_from_dataset, 1 thread", "dataset", 1),
+    ("train_from_dataset, 2 threads", "dataset", 2),
+    ("exe.run, ready feeds", "feed", 1),
+)
+
+
+def local_beside(baseline: str, data: str, reps: int) -> None:
+    """The one-process jobs of this checkout and of `baseline`, taking turns job by job."""
+    runs = {(who, label): [] for who in ("baseline", "fleetgraph") for label, _, _ in LOCAL_CONFIGS}
+    notes = []
+    for _ in range(reps):
+        for label, how, threads in LOCAL_CONFIGS:
+            for who, checkout in (("baseline", baseline), ("fleetgraph", REPO)):
+                result = run_local(sys.executable, "fleetgraph", how, data, threads, checkout)
+                if isinstance(result, dict):
+                    runs[who, label].append(result)
+                else:
+                    notes.append(f"{label}, {who}: {result}")
+    figures = {
+        "samples/s (wall)": lambda r: r["samples"] / r["seconds"],
+        "CPU us per sample": lambda r: r["cpu_s"] / r["samples"] * 1e6,
+    }
+    print(f"one process, median of {reps} (lowest-highest) {'baseline':>26} {'fleetgraph':>26}  vs baseline")
+    for figure, of in figures.items():
+        print(figure)
+        for label, _, _ in LOCAL_CONFIGS:
+            theirs, ours = [of(r) for r in runs["baseline", label]], [of(r) for r in runs["fleetgraph", label]]
+            if not (theirs and ours):
+                continue
+            speed = change(ours, theirs, higher_is_better=figure.startswith("samples"))
+            print(f"  {label:40} {median_spread(theirs, 0):>26} {median_spread(ours, 0):>26}  {speed:>11}")
+    print("vs baseline: + faster, - slower than the baseline checkout")
+    for note in notes:
+        print(f"  note: {note}")
+
+
 def _peaks(result: dict) -> str:
     rss = f"{result.get('server_peak_rss_mb', 0):.0f}, {result.get('worker_peak_rss_mb', 0):.0f}"
     return f"{rss}; CPU {result['cpu_s']:.1f} s"
@@ -248,15 +298,14 @@ def main() -> None:
         print(f"data: {args.samples:,} samples in 4 MultiSlot files, ids from {DISTINCT_IDS:,} of {DIM:,}")
         shares = ", ".join(f"{n} process(es): {thread_vars(n)['OMP_NUM_THREADS']}" for n in (1, PS_PROCESSES))
         print(f"math-library threads per process, both frameworks (OMP/OPENBLAS/MKL_NUM_THREADS): {shares}\n")
+        if args.baseline:
+            local_beside(os.path.abspath(args.baseline), data, args.reps)
+            return
         notes = []
         if args.only != "ps":
             head = f"{'one process, samples/s':40} {'fleetgraph':>12} {'Paddle 3.3.1':>12} {'ratio':>7}"
             print(f"{head}   peak RSS MB (ours)")
-            for label, how, threads in (
-                ("train_from_dataset, 1 thread", "dataset", 1),
-                ("train_from_dataset, 2 threads", "dataset", 2),
-                ("exe.run, ready feeds", "feed", 1),
-            ):
+            for label, how, threads in LOCAL_CONFIGS:
                 ours = run_local(here, "fleetgraph", how, data, threads)
                 theirs = run_local(args.paddle331, "paddle", how, data, threads) if args.paddle331 else "not run"
                 rss = f"{ours['peak_rss_mb']:.0f}" if isinstance(ours, dict) else ""
