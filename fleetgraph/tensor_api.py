@@ -22,13 +22,13 @@ _matmul = bind_function("matmul", {"transpose_X": False, "transpose_Y": False, "
 
 def mean(x, axis=None, keepdim=False, name=None):
     if axis is None and not keepdim:
-        return _mean_all(x, name=name)
+        return _mean_all(x, name)
     return layers.reduce_mean(x, dim=axis, keep_dim=keepdim, name=name)
 
 
 def sum(x, axis=None, dtype=None, keepdim=False, name=None):
     if axis is None and not keepdim and dtype is None:
-        return _sum_all(x, name=name)
+        return _sum_all(x, name)
     out = layers.reduce_sum(x, dim=axis, keep_dim=keepdim, name=name)
     return out if dtype is None else layers.cast(out, dtype)
 
@@ -55,7 +55,7 @@ def add_n(inputs, name=None):
 
 def matmul(x, y, transpose_x=False, transpose_y=False, name=None):
     if not (transpose_x or transpose_y):
-        return _matmul(x, y, name=name)
+        return _matmul(x, y, name)
     return layers.matmul(x, y, transpose_x, transpose_y, name=name)
 
 
