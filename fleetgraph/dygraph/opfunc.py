@@ -93,7 +93,7 @@ def default_function(type: str):
 
 
 def try_call(type: str, inputs: dict, attrs: dict | None):
-    """apply_op's first try: the output Tensor when `inputs` (slot -> [one value]) are Tensors filling
+    """bind's first try: the output Tensor when `inputs` (slot -> [one value]) are Tensors filling
     exactly the op's slots and the op is simple; None otherwise (static inputs, lists, other shapes)."""
     first = next(iter(inputs.values()))
     if first.__class__ is not list or not first or not isinstance(first[0], engine.Tensor):

@@ -100,7 +100,8 @@ class Fleet:
     def distributed_model(self, model):
         """The dynamic-mode model of this trainer: a DataParallel over the collective ring (gradients
         all-reduced in buckets of the strategy's fuse_grad_size_in_MB after each backward)."""
-        from ....dygraph.parallel import DataParallel, init_ring
+        from ....dygraph.parallel import init_ring
+        from ...parallel import DataParallel
 
         role = self._role()
         if not self._is_collective:
