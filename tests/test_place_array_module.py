@@ -104,6 +104,16 @@ def test_guard_restores_the_place_it_found():
     assert isinstance(paddle.to_tensor([1.0]).value, np.ndarray)
 
 
+def test_set_value_and_gradient_on_the_strict_place():
+    """set_value keeps the value on the place; gradient() hands back a NumPy array, as Paddle's."""
+    with guard(StrictPlace()):
+        w = paddle.to_tensor(np.ones((2, 2), "float32"), stop_gradient=False)
+        w.set_value(np.full((2, 2), 3.0, "float32"))
+        assert _is_strict(w.value) and w.shape == [2, 2]
+        paddle.mean(w * w).backward()
+        np.testing.assert_allclose(w.gradient(), np.full((2, 2), 1.5, "float32"))
+
+
 def test_guard_refuses_what_is_not_a_place():
     with pytest.raises(TypeError, match="expected a Place"):
         with guard("tpu"):

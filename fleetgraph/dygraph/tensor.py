@@ -13,6 +13,7 @@ from ..executor.feed_fetch import FetchedValue
 from ..ir import FleetgraphError
 from ..ir.dtypes import convert_dtype
 from ..ir.program import Parameter, Variable, VarType
+from ..ops._xp import dtype_name
 from ..ops.selected_rows import SelectedRows
 from . import engine, mode, tape
 from .device import place_of
@@ -68,13 +69,13 @@ class Tensor(Variable):
     # -- Variable's view ---------------------------------------------------------------------------
     @property
     def shape(self) -> list[int]:
-        return list(np.shape(self.value)) if self.value is not None else list(self._shape)
+        return list(self.value.shape) if self.value is not None else list(self._shape)
 
     @property
     def dtype(self) -> str:
         if self.value is None:
             return self._dtype or "float32"
-        return convert_dtype(self.value.dtype.name if hasattr(self.value, "dtype") else self._dtype)
+        return convert_dtype(dtype_name(self.value.dtype) if hasattr(self.value, "dtype") else self._dtype)
 
     @property
     def ndim(self) -> int:
@@ -147,7 +148,7 @@ class Tensor(Variable):
     def gradient(self) -> np.ndarray | None:
         """Paddle 2.0's spelling: the gradient as a NumPy array."""
         g = self.grad
-        return None if g is None else g.value
+        return None if g is None else np.asarray(g.value)
 
     def backward(self, grad_tensor=None, retain_graph: bool = False) -> None:
         tape.backward(self, grad_tensor, retain_graph)
@@ -163,11 +164,13 @@ class Tensor(Variable):
     def set_value(self, value) -> None:
         """Replace the value in place (same shape and dtype), as Paddle's `Tensor.set_value`."""
         array = np.asarray(getattr(value, "value", value))
-        if self.value is not None and tuple(array.shape) != tuple(np.shape(self.value)):
+        if self.value is not None and tuple(array.shape) != tuple(self.value.shape):
             raise FleetgraphError(
-                f"set_value {self.name!r}: expected shape {list(np.shape(self.value))}, got {list(array.shape)}"
+                f"set_value {self.name!r}: expected shape {list(self.value.shape)}, got {list(array.shape)}"
             )
-        self.value = array.astype(self.dtype, copy=True) if self.value is not None else array.copy()
+        array = array.astype(self.dtype, copy=True) if self.value is not None else array.copy()
+        xp = mode.array_module()  # the value lives where eager kernels run
+        self.value = array if xp is np else xp.asarray(array)
 
 
 class ParamBase(Tensor, Parameter):

@@ -30,6 +30,13 @@ def dtype_of(xp, dtype):
     return dtype  # the module's own
 
 
+def dtype_name(dtype) -> str:
+    """'float32' for a dtype of any module: NumPy's and CuPy's have a name, the standard's types
+    only print as `<module>.float32`."""
+    name = getattr(dtype, "name", None)
+    return name if isinstance(name, str) else str(dtype).rsplit(".", 1)[-1]
+
+
 def full(xp, shape, value, dtype):
     """An array of `shape` filled with `value` (a Python number, taken as the dtype's kind, as
     NumPy's full does) of `dtype` (a dtype or its name)."""
