@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -11,8 +11,23 @@ from .collective import RingError
 from .config import CommTimeout, rpc_timeout
 from .wire import Kind, Message, WireError, decode, encode
 
-if TYPE_CHECKING:
-    from .ring import Ring
+
+class RingLink(Protocol):
+    """What an operation's messages need of the ring that carries them (`ring.Ring` is one): the
+    ring's position, its two sockets and the module they come from, its frame filter and its naming
+    of a place in the program. Declared here so that this module needs nothing above it."""
+
+    rank: int
+    nranks: int
+    next: str
+    prev: str
+    _zmq: Any
+    _outbox: Any
+    _inbox: Any
+
+    def _take(self, frames: list) -> list | None: ...
+
+    def _where(self, what: str, name: str) -> str: ...
 
 
 class Io:
@@ -20,7 +35,7 @@ class Io:
 
     __slots__ = ("ring", "seq", "op", "what", "name", "dtype", "sender")
 
-    def __init__(self, ring: Ring, seq: int, op: str, what: str, name: str, dtype) -> None:
+    def __init__(self, ring: RingLink, seq: int, op: str, what: str, name: str, dtype) -> None:
         self.ring, self.seq, self.op, self.what, self.name, self.dtype = ring, seq, op, what, name, dtype
         self.sender = (ring.rank - 1) % ring.nranks
 
