@@ -46,6 +46,7 @@ import numpy as np
 from ..ir import FleetgraphError
 
 MANIFEST = "manifest.json"
+PARAMS_FILE = "persistables.npz"  # the file of a directory's persistables, unless the caller names another
 FORMAT, VERSION = "fleetgraph.checkpoint", 1
 _TMP = ".fleetgraph-tmp-"
 

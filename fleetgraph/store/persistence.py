@@ -16,8 +16,9 @@ from ..ir.serialize import program_from_dict, program_to_dict
 from ..ops.sparse_table import SparseTable
 from ..transpiler.distribute_transpiler import transpiler_of
 from . import checkpoint
+from .checkpoint import PARAMS_FILE
+from .pserver_state import save_pserver_state
 
-PARAMS_FILE = "persistables.npz"
 MODEL_FILE = "model.json"
 ONNX_FILE = "model.onnx"
 
@@ -62,7 +63,6 @@ def save_persistables(executor, dirname, main_program=None, filename=None) -> st
     transpiler = transpiler_of(program)
     if transpiler is not None:
         from ..executor.comm import process_comm
-        from .pserver_state import save_pserver_state  # it imports this module
 
         return save_pserver_state(dirname, process_comm().ps_client(), transpiler, _scope_of(executor), filename)
     return save_vars(executor, dirname, program, _persistables(program), filename=filename)

@@ -33,7 +33,7 @@ from ..ops.sparse_table import SparseTable
 from ..transpiler.ps_plan import DistPlan, VarBlock
 from ..transpiler.ps_trainer import SCHEDULED
 from . import checkpoint
-from .persistence import PARAMS_FILE
+from .checkpoint import PARAMS_FILE
 
 ROWS_OF = ("@IDS", "@ROWS")  # a table saved as the rows it has
 
