@@ -10,8 +10,8 @@ from .base.distributed_strategy import DistributedStrategy
 from .base.fleet_base import DistributedOptimizer, Fleet
 from .base.role_maker import MPISymetricRoleMaker, PaddleCloudRoleMaker, Role, SlurmRoleMaker, UserDefinedRoleMaker
 from .data_generator import MultiSlotDataGenerator, MultiSlotStringDataGenerator
+from .instance import fleet
 
-fleet = Fleet()
 util = fleet.util
 
 init = fleet.init

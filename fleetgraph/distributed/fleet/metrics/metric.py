@@ -10,6 +10,7 @@ import numpy as np
 
 from ....executor import global_scope
 from ....ir.program import Variable
+from ..instance import fleet
 
 
 def _value(x, scope) -> np.ndarray:
@@ -24,9 +25,7 @@ def _value(x, scope) -> np.ndarray:
 
 def _reduced(x, scope, util, mode: str = "sum") -> np.ndarray:
     if util is None:
-        from .. import util as fleet_util
-
-        util = fleet_util
+        util = fleet.util
     value = _value(x, scope)
     return np.asarray(util.all_reduce(value.reshape(-1), mode)).reshape(value.shape)
 
