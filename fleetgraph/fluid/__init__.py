@@ -1,6 +1,6 @@
 """The Fluid 1.x namespace (`import fleetgraph.fluid as fluid`)."""
 
-from .. import clip, initializer, is_compiled_with_cuda, regularizer
+from .. import clip, initializer, regularizer
 from ..data import DatasetFactory
 from ..data.feeder import DataFeeder
 from ..executor import Executor, Scope, global_scope, scope_guard
@@ -23,6 +23,7 @@ from ..static import BuildStrategy, CompiledProgram, ExecutionStrategy, compiler
 from ..transpiler import DistributeTranspiler, DistributeTranspilerConfig
 from ..transpiler.backward import gradients
 from . import backward, core, framework, io, layers, optimizer, transpiler
+from .compiled import is_compiled_with_cuda
 from .parallel_executor import ParallelExecutor
 
 
