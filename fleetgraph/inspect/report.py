@@ -19,21 +19,11 @@ from typing import Any
 
 from ..ir.errors import fmt_shape
 from ..ir.program import Block, Operator, OpRole, Program
+from ..transpiler.dump import RoleView
 from .report_assets import CSS, SCRIPT
 
 ALLREDUCE_OPS = ("c_allreduce_sum", "c_allreduce_max", "c_allreduce_min", "c_allreduce_prod", "allreduce")
 _TRAINER_COPY = re.compile(r"\.trainer_\d+$")
-
-
-@dataclass
-class RoleView:
-    """One process's programs as the report shows them: `kind` is "pserver" or "trainer"."""
-
-    name: str
-    kind: str
-    endpoint: str
-    main: Program
-    startup: Program | None = None
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,10 @@
 JSON), a summary of op types and the HTML report; what `fleetgraph transpile --out` writes, and what
 `DistributeTranspiler.transpile()` writes when FLEETGRAPH_DUMP_DIR names a directory.
 
+The HTML page is drawn by the viewers' package, which sits above the transpiler: it is handed in
+(`set_report_renderer`, by the user-facing package that imports both), so this module needs nothing
+of it.
+
 Steps of `transpile_roles(t)`, for a transpiler `t` that has run `transpile()`:
   1. each trainer's (or collective rank's) programs from a fresh transpiler over copies of the
      programs `t` was given, so no role sees another's rewrite (a trainer's startup is rewritten in
@@ -17,13 +21,34 @@ import copy
 import json
 import os
 import threading
+from dataclasses import dataclass
+from typing import Callable
 
-from ..ir import Program, op_summary, program_to_json
-from ..inspect.report import RoleView, build_report
+from ..ir import FleetgraphError, Program, op_summary, program_to_json
 from .ps_plan import MODE_NAMES, DistPlan
 
 DUMP_DIR_ENV = "FLEETGRAPH_DUMP_DIR"
 _nested = threading.local()  # .active while transpile_roles runs its own transpiles: they must not dump again
+
+
+@dataclass
+class RoleView:
+    """One process's programs as the report shows them: `kind` is "pserver" or "trainer"."""
+
+    name: str
+    kind: str
+    endpoint: str
+    main: Program
+    startup: Program | None = None
+
+
+ReportRenderer = Callable[..., str]  # (roles, plan view, title=...) -> the HTML page
+_renderer: list[ReportRenderer] = []  # the one set_report_renderer gave
+
+
+def set_report_renderer(render: ReportRenderer) -> None:
+    """Draw the HTML report of `write_roles(html=...)` with `render(roles, plan_view, title=...)`."""
+    _renderer[:] = [render]
 
 
 def plan_view(plan) -> dict:
@@ -133,7 +158,9 @@ def write_roles(directory: str, roles: list[RoleView], plan, html: str | None = 
     written.append(_replace(os.path.join(directory, "plan.json"), json.dumps(view, indent=1) + "\n"))
     written.append(_replace(os.path.join(directory, "summary.txt"), "\n".join(summaries) + "\n"))
     if html is not None:
-        written.append(_replace(html, build_report(roles, view, title=_title(view))))
+        if not _renderer:
+            raise FleetgraphError(f"write {html}: no report renderer; import fleetgraph, which sets it")
+        written.append(_replace(html, _renderer[0](roles, view, title=_title(view))))
     return written
 
 
