@@ -1,6 +1,7 @@
 """The program IR: Program / Block / Operator / Variable, the op registry, verify and serialization."""
 
 from . import unique_name
+from .clone import clone_program
 from .dtypes import DTYPES, convert_dtype
 from .errors import (
     DTypeError,
@@ -22,9 +23,14 @@ from .framework import (
     switch_startup_program,
 )
 from .program import Block, Operator, OpRole, Parameter, Program, Variable, VarType, op_summary
+from .prune import prune_with_input
 from .registry import InferContext, OpDef, get_op_def, make_grad_op, register_op, registered_ops
 from .serialize import load_arrays, load_program, program_from_json, program_to_json, save_arrays, save_program
 from .verify import verify
+
+# Paddle's Program methods whose work lives in modules that import `program`: attached here, above both.
+Program.clone = clone_program
+Program._prune_with_input = prune_with_input
 
 __all__ = [
     "Block",

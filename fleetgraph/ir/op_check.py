@@ -5,13 +5,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .errors import FleetgraphError
+from .views import BlockView, OpView
 
 if TYPE_CHECKING:
-    from .program import Block, Operator
     from .registry import OpDef
 
 
-def check_op_slots(op: Operator, opdef: OpDef, block: Block) -> None:
+def check_op_slots(op: OpView, opdef: OpDef, block: BlockView) -> None:
     """Raises on an undeclared slot, an empty required slot, an unknown variable, or an in-place
     output that names other variables than its input."""
     type = op.type

@@ -443,21 +443,6 @@ class Program:
     def _backward_role_guard(self):
         return self._op_role_guard(OpRole.Backward)
 
-    def clone(self, for_test: bool = False) -> Program:
-        """An exact copy. `for_test=True` keeps only the forward ops and switches ops to test mode."""
-        from .prune import keep_forward_for_test
-        from .serialize import program_from_dict, program_to_dict
-
-        p = program_from_dict(program_to_dict(self), _keep_param_attrs_from=self)
-        p.lr_scheduler = self.lr_scheduler
-        return keep_forward_for_test(p) if for_test else p
-
-    def _prune_with_input(self, feeded_var_names, targets) -> Program:
-        """A copy with only the ops the targets need, the fed variables taken as given (Paddle's)."""
-        from .prune import prune_with_input
-
-        return prune_with_input(self, feeded_var_names, targets)
-
     def to_string(self, throw_on_error: bool = False, with_details: bool = False) -> str:
         return "\n".join(b.to_string(throw_on_error, with_details) for b in self.blocks)
 

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .errors import ShapeError, fmt_shape, unknown
-
-if TYPE_CHECKING:
-    from .program import Block, Operator, Variable
+from .views import BlockView, OpView, VarView
 
 # Attrs every op may carry besides its own schema; passes read them, kernels never see them.
 COMMON_ATTRS = {"op_role": 0, "op_role_var": [], "op_namescope": "/", "op_device": ""}
@@ -38,7 +36,7 @@ class OpDef:
     outputs: tuple[Slot, ...]
     attrs: dict[str, Any]
     infer_shape: Callable[[InferContext], None] | None = None
-    grad: Callable[[Operator], list[dict]] | None = None
+    grad: Callable[[OpView], list[dict]] | None = None
     kernel: Callable[..., Any] | None = None
     # output slot -> input slot whose buffer the kernel updates in place (optimizer state)
     inplace: dict[str, str] = field(default_factory=dict)
@@ -134,7 +132,7 @@ def registered_ops() -> dict[str, OpDef]:
 class InferContext:
     """What shape inference sees of one op: its input variables, attrs and output variables."""
 
-    def __init__(self, op: Operator, block: Block) -> None:
+    def __init__(self, op: OpView, block: BlockView) -> None:
         self.op, self.block = op, block
 
     def has_input(self, slot: str) -> bool:
@@ -143,10 +141,10 @@ class InferContext:
     def has_output(self, slot: str) -> bool:
         return bool(self.op.outputs.get(slot))
 
-    def input_var(self, slot: str, i: int = 0) -> Variable:
+    def input_var(self, slot: str, i: int = 0) -> VarView:
         return self.block.var_recursive(self.op.inputs[slot][i])
 
-    def input_vars(self, slot: str) -> list[Variable]:
+    def input_vars(self, slot: str) -> list[VarView]:
         return [self.block.var_recursive(n) for n in self.op.inputs.get(slot, [])]
 
     def input_shape(self, slot: str, i: int = 0) -> tuple[int, ...]:
@@ -158,7 +156,7 @@ class InferContext:
     def attr(self, name: str) -> Any:
         return self.op.attrs[name]
 
-    def output_vars(self, slot: str) -> list[Variable]:
+    def output_vars(self, slot: str) -> list[VarView]:
         return [self.block.var_recursive(n) for n in self.op.outputs.get(slot, [])]
 
     def set_output(
@@ -216,7 +214,7 @@ def make_grad_op(*, inputs: tuple[str, ...], outputs: tuple[str, ...], type: str
     gradient of Out, and outputs 'X@GRAD' the gradients of the forward inputs.
     """
 
-    def maker(op: Operator) -> list[dict]:
+    def maker(op: OpView) -> list[dict]:
         def names(slot: str) -> list[str]:
             base = slot[: -len(GRAD_SUFFIX)] if slot.endswith(GRAD_SUFFIX) else slot
             found = op.inputs.get(base, op.outputs.get(base, []))

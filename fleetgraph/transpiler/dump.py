@@ -21,8 +21,8 @@ import copy
 import json
 import os
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from ..ir import FleetgraphError, Program, op_summary, program_to_json
 from .ps_plan import MODE_NAMES, DistPlan
