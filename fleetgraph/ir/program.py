@@ -391,6 +391,8 @@ class Program:
         self._op_role_var: list[str] = []
         self._op_namescope = "/"
         self.lr_scheduler = None  # a paddle.optimizer.lr scheduler whose rate the executor sets each run
+        # a transpiled role's plan as data (transpiler.ps_plan.RolePlan): who holds which block
+        self.dist_plan: Any = None
 
     def _bump(self) -> None:
         self._version += 1

@@ -14,7 +14,6 @@ from ..ir.program import Variable, VarType
 from ..ir.prune import prune_for_inference
 from ..ir.serialize import program_from_dict, program_to_dict
 from ..ops.sparse_table import SparseTable
-from ..transpiler.distribute_transpiler import transpiler_of
 from . import checkpoint
 from .checkpoint import PARAMS_FILE
 from .pserver_state import save_pserver_state
@@ -60,11 +59,11 @@ def save_persistables(executor, dirname, main_program=None, filename=None) -> st
     Of a parameter-server trainer's program: what its pservers hold (every block, table row and
     optimizer state), as the single-process program's variables."""
     program = main_program or default_main_program()
-    transpiler = transpiler_of(program)
-    if transpiler is not None:
+    role = program.dist_plan
+    if role is not None and role.trainer_id is not None:
         from ..executor.comm import process_comm
 
-        return save_pserver_state(dirname, process_comm().ps_client(), transpiler, _scope_of(executor), filename)
+        return save_pserver_state(dirname, process_comm().ps_client(), role, _scope_of(executor), filename)
     return save_vars(executor, dirname, program, _persistables(program), filename=filename)
 
 

@@ -31,6 +31,7 @@ from ..executor.scope import Scope
 from ..ir import FleetgraphError, Program
 from ..ops.sparse_table import SparseTable
 from ..transpiler.ps_plan import DistPlan, VarBlock
+from ..transpiler.ps_pserver import build_pserver_program
 from ..transpiler.ps_trainer import SCHEDULED
 from . import checkpoint
 from .checkpoint import PARAMS_FILE
@@ -38,16 +39,15 @@ from .checkpoint import PARAMS_FILE
 ROWS_OF = ("@IDS", "@ROWS")  # a table saved as the rows it has
 
 
-def gather_pserver_state(client, transpiler, origin: Program, scope: Scope, trainer_id: int):
+def gather_pserver_state(client, plan: DistPlan, origin: Program, scope: Scope, trainer_id: int):
     """The single-process program's persistables as the pservers (and this trainer) hold them, and
     the step the pservers have applied."""
-    plan = transpiler.plan
     states = client.state(plan.endpoints, trainer_id)  # step 1
     wanted = {v.name: v for v in origin.list_vars() if v.persistable}
     arrays: dict[str, np.ndarray] = {}
     rows: dict[str, list] = {}
     for endpoint, state in zip(plan.endpoints, states):  # step 2
-        sources = _sources(transpiler.get_pserver_program(endpoint), plan, endpoint)
+        sources = _sources(build_pserver_program(origin, plan, endpoint), plan, endpoint)
         for name, value in state.items():
             base, suffix = _rows_part(name)
             origin_name, block = sources.get(base, (base, None))
@@ -71,10 +71,11 @@ def gather_pserver_state(client, transpiler, origin: Program, scope: Scope, trai
     return arrays, (min(steps) if steps else 0)
 
 
-def save_pserver_state(dirname: str, client, transpiler, scope: Scope, filename: str | None = None) -> str:
+def save_pserver_state(dirname: str, client, role, scope: Scope, filename: str | None = None) -> str:
     """Write what the pservers (and this trainer) hold as a checkpoint of the single-process program,
-    the step the pservers applied in its meta."""
-    arrays, step = gather_pserver_state(client, transpiler, transpiler.origin_program, scope, transpiler.trainer_id)
+    the step the pservers applied in its meta. `role` is the trainer program's `RolePlan` (or any
+    value with its `plan`, `origin_program` and `trainer_id`, as the transpiler that made it has)."""
+    arrays, step = gather_pserver_state(client, role.plan, role.origin_program, scope, role.trainer_id)
     return checkpoint.save(dirname, arrays, filename or PARAMS_FILE, meta={"step": step})
 
 

@@ -9,7 +9,6 @@ every builder works on copies.
 
 from __future__ import annotations
 
-import weakref
 from dataclasses import dataclass, field
 
 from ..ir import FleetgraphError, Program, Variable, default_main_program, default_startup_program
@@ -17,21 +16,15 @@ from ..ir.endpoints import endpoint_problem
 from .collective import collective_startup, insert_allreduce
 from .dump import dump_if_requested
 from .fuse_allreduce import fuse_allreduce_with_plan
-from .ps_plan import ASYNC, GEO, HALF_ASYNC, SYNC, DistPlan, HashName, RoundRobin, make_plan
+from .ps_plan import ASYNC, GEO, HALF_ASYNC, SYNC, DistPlan, HashName, RolePlan, RoundRobin, make_plan
 from .ps_pserver import build_pserver_program, build_pserver_startup
 from .ps_trainer import build_trainer_program, build_trainer_startup
 
-_TRANSPILER_OF: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-def transpiler_of(program: Program):
-    """The DistributeTranspiler whose parameter-server trainer program this is, else None."""
-    return _TRANSPILER_OF.get(program)
-
 
 def register_trainer_program(program: Program, transpiler) -> None:
-    """`program` (a copy of a trainer program, as Fleet makes the user's) is `transpiler`'s too."""
-    _TRANSPILER_OF[program] = transpiler
+    """`program` (a copy of a trainer program, as Fleet makes the user's) carries the plan of
+    `transpiler`'s trainer program."""
+    program.dist_plan = transpiler.get_trainer_program().dist_plan
 
 
 class DistributeTranspilerConfig:
@@ -189,7 +182,8 @@ class DistributeTranspiler:
         self._trainer_program = build_trainer_program(
             self.origin_program, self.plan, trainer_id, runtime_split=self.config.runtime_split_send_recv
         )
-        register_trainer_program(self._trainer_program, self)  # fluid.io.save_persistables asks its pservers
+        # fluid.io.save_persistables of this program asks its pservers
+        self._trainer_program.dist_plan = RolePlan(self.plan, self.origin_program, trainer_id=trainer_id)
         startup = build_trainer_startup(self._origin_startup, self._trainer_program, self.plan, trainer_id)
         _replace_program(self.startup_program, startup)
         self.pserver_endpoints = endpoints
@@ -222,7 +216,9 @@ class DistributeTranspiler:
     def get_pserver_program(self, endpoint: str) -> Program:
         self._check_pserver_mode()
         if endpoint not in self._pserver_programs:
-            self._pserver_programs[endpoint] = build_pserver_program(self.origin_program, self.plan, endpoint)
+            main = build_pserver_program(self.origin_program, self.plan, endpoint)
+            main.dist_plan = RolePlan(self.plan, self.origin_program, endpoint=endpoint)
+            self._pserver_programs[endpoint] = main
         return self._pserver_programs[endpoint]
 
     def get_pserver_programs(self, endpoint: str) -> tuple[Program, Program]:
@@ -293,6 +289,7 @@ def _check_rank(rank, count: int, what: str) -> None:
 def _replace_program(dst: Program, src: Program) -> None:
     """Make `dst` hold `src`'s blocks (the documented in-place update of the trainer's startup)."""
     dst.blocks = src.blocks
+    dst.dist_plan = src.dist_plan
     for block in dst.blocks:
         block.program = dst
     dst.current_block_idx = 0

@@ -321,3 +321,16 @@ def make_plan(
     for p in params:  # step 3
         p.blocks = [VarBlock(b.param, b.index, b.offset, b.rows, b.shape, placed[b.name], b.split) for b in p.blocks]
     return DistPlan(list(endpoints), trainers, mode, params, k_steps, clip)
+
+
+@dataclass(frozen=True)
+class RolePlan:
+    """The distribution plan a parameter-server role's program carries (`Program.dist_plan`): the
+    job's plan, the single-process program it was made from, and which trainer (None on a pserver)
+    or pserver (None on a trainer) runs it. Persistence reads it from the program it is given, so
+    a trainer's save gathers its pservers' state and nothing has to look the transpiler up."""
+
+    plan: DistPlan
+    origin_program: Program
+    trainer_id: int | None = None
+    endpoint: str | None = None
