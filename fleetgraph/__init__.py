@@ -28,6 +28,8 @@ from .dygraph.save_load import load, save
 from .dygraph.tensor import Tensor, is_tensor, to_tensor
 from .executor import CPUPlace, CUDAPlace, Executor, Scope, global_scope
 from .executor import seed as _seed_generator
+from .executor.place import is_compiled_with_cuda
+from .inspect.report import build_report as _build_report
 from .ir import FleetgraphError, Program, default_main_program, default_startup_program
 from .param_attr import ParamAttr
 from .reader import batch
@@ -59,6 +61,7 @@ from .tensor_api import (
     transpose,
     zeros,
 )
+from .transpiler.dump import set_report_renderer as _set_report_renderer
 
 __version__ = "0.1.0"
 
@@ -74,10 +77,9 @@ def seed(value: int) -> None:
     _seed_generator(value)
 
 
-def is_compiled_with_cuda() -> bool:
-    """False: this build runs its kernels on the CPU (scripts branch on it to pick their place)."""
-    return False
-
+# A transpile under FLEETGRAPH_DUMP_DIR (and `fleetgraph transpile --html`) draws its report with the
+# viewers' page; the transpiler sits below the viewers, so the package that holds both joins them.
+_set_report_renderer(_build_report)
 
 from . import common_ops_import, fluid  # noqa: E402  (fluid re-exports the modules above)
 

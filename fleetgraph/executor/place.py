@@ -14,6 +14,12 @@ from ..ir import FleetgraphError
 CUPY_PACKAGE = "cupy-cuda12x"
 
 
+def is_compiled_with_cuda() -> bool:
+    """False, as Paddle's CPU build says: this build runs its kernels on the CPU (scripts branch on it
+    to pick their place)."""
+    return False
+
+
 class PlaceError(FleetgraphError, RuntimeError, ValueError):
     """A place this process cannot run on (ValueError as Paddle's CUDAPlace in a CPU build)."""
 

@@ -4,8 +4,7 @@ from .. import clip, initializer, regularizer
 from ..data import DatasetFactory
 from ..data.feeder import DataFeeder
 from ..executor import Executor, Scope, global_scope, scope_guard
-from ..executor.place import CPUPlace, CUDAPlace
-from ..inspect.report import build_report as _build_report
+from ..executor.place import CPUPlace, CUDAPlace, is_compiled_with_cuda
 from ..ir import (
     Parameter,
     Program,
@@ -23,14 +22,8 @@ from ..param_attr import ParamAttr, WeightNormParamAttr
 from ..static import BuildStrategy, CompiledProgram, ExecutionStrategy, compiler, cpu_places
 from ..transpiler import DistributeTranspiler, DistributeTranspilerConfig
 from ..transpiler.backward import gradients
-from ..transpiler.dump import set_report_renderer as _set_report_renderer
 from . import backward, core, framework, io, layers, optimizer, transpiler
-from .compiled import is_compiled_with_cuda
 from .parallel_executor import ParallelExecutor
-
-# A transpile under FLEETGRAPH_DUMP_DIR (and `fleetgraph transpile --html`) draws its report with the
-# viewers' page; the transpiler sits below the viewers, so the package that imports both joins them.
-_set_report_renderer(_build_report)
 
 
 def data(name, shape, dtype="float32", lod_level=0):
