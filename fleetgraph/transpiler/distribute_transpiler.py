@@ -21,12 +21,6 @@ from .ps_pserver import build_pserver_program, build_pserver_startup
 from .ps_trainer import build_trainer_program, build_trainer_startup
 
 
-def register_trainer_program(program: Program, transpiler) -> None:
-    """`program` (a copy of a trainer program, as Fleet makes the user's) carries the plan of
-    `transpiler`'s trainer program."""
-    program.dist_plan = transpiler.get_trainer_program().dist_plan
-
-
 class DistributeTranspilerConfig:
     """Knobs of the transpile. `sync_mode` left unset follows `transpile(sync_mode=...)`, and is sync
     unless half_async or geo_sgd_mode asks otherwise; set in both places it must agree. Not sync, the

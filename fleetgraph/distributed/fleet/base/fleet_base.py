@@ -23,7 +23,7 @@ from ....store.persistence import save_inference_model as _save_inference_model
 from ....store.persistence import save_vars
 from ....store.pserver_state import load_server_persistables, save_pserver_state
 from ....transpiler import DistributeTranspiler
-from ....transpiler.distribute_transpiler import _replace_program, register_trainer_program
+from ....transpiler.distribute_transpiler import _replace_program
 from .distributed_strategy import DistributedStrategy
 from .role_maker import (
     MPISymetricRoleMaker,
@@ -192,9 +192,7 @@ class Fleet:
             _replace_program(program, server_main)
             _replace_program(startup, server_startup)
         else:  # step 4
-            _replace_program(program, t.get_trainer_program())
-            if not self._is_collective:
-                register_trainer_program(program, t)
+            _replace_program(program, t.get_trainer_program())  # its distribution plan with it
         return result
 
     # -- servers ---------------------------------------------------------------------------------
@@ -205,7 +203,11 @@ class Fleet:
         Executor(CPUPlace()).run(self._startup_program)
         if model_dir is not None:
             load_server_persistables(
-                global_scope(), self._main_program, self._transpiler.plan, self._role().current_endpoint(), model_dir
+                global_scope(),
+                self._main_program,
+                self._main_program.dist_plan.plan,
+                self._role().current_endpoint(),
+                model_dir,
             )
 
     def run_server(self) -> None:
@@ -265,7 +267,7 @@ class Fleet:
             return save_vars(executor, dirname, program, vars=chosen)
         from ....executor.comm import process_comm
 
-        return save_pserver_state(dirname, process_comm().ps_client(), self._transpiler, scope)
+        return save_pserver_state(dirname, process_comm().ps_client(), self._main_program.dist_plan, scope)
 
     def save_inference_model(
         self,
