@@ -8,6 +8,11 @@ import sys
 
 import pytest
 
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10: import-linter brings tomli
+    import tomli as tomllib
+
 pytest.importorskip("importlinter")
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -37,3 +42,26 @@ def test_lint_imports_fails_on_a_broken_contract(tmp_path):
     result = _lint_imports(str(config))
     assert result.returncode == 1, result.stdout + result.stderr
     assert "executor never imports ir BROKEN" in result.stdout
+
+
+def _modules(package: str) -> set[str]:
+    """The modules and subpackages of a package directory, by name."""
+    return {
+        n.removesuffix(".py")
+        for n in os.listdir(package)
+        if not n.startswith("_") and (n.endswith(".py") or os.path.isfile(os.path.join(package, n, "__init__.py")))
+    }
+
+
+def test_the_zmq_and_cupy_contracts_name_every_module_outside_their_one_home():
+    """A forbidden contract only checks the modules it names: a new executor module missing from
+    the list would be free to import ZeroMQ or CuPy, so every one must be there."""
+    with open(os.path.join(ROOT, "pyproject.toml"), "rb") as f:
+        contracts = {c["name"]: c for c in tomllib.load(f)["tool"]["importlinter"]["contracts"]}
+    package = os.path.join(ROOT, "fleetgraph")
+    top = _modules(package) - {"executor"}
+    executor = _modules(os.path.join(package, "executor"))
+    for name, home in (("zmq only in executor.comm", "comm"), ("cupy only in executor.place", "place")):
+        named = set(contracts[name]["source_modules"])
+        want = {f"fleetgraph.{n}" for n in top} | {f"fleetgraph.executor.{n}" for n in executor - {home}}
+        assert want <= named, f"{name}: add {sorted(want - named)} to its source_modules"
