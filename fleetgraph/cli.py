@@ -11,10 +11,10 @@ import subprocess
 import sys
 from collections.abc import Sequence
 
-from .ir import FleetgraphError, Program, op_summary
 from .inspect.graph import diff, program_to_dot, to_dot
-from .ir.serialize import program_from_dict
 from .inspect.svg import program_to_svg
+from .ir import FleetgraphError, Program, op_summary
+from .ir.serialize import program_from_dict
 
 
 class CliError(Exception):

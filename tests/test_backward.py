@@ -61,6 +61,7 @@ def test_sign_passes_a_zero_gradient_as_paddles_scale_by_zero():
 
 def test_a_comparison_on_the_path_passes_no_gradient_back():
     """less_than has no gradient in Paddle either: d/dx of (x < 0) * x is only the product's x side."""
+
     def below_zero_times_x(x):
         below = fluid.layers.less_than(x, fluid.layers.fill_constant([1], "float32", 0.0))
         return paddle.multiply(fluid.layers.cast(below, "float32"), x)

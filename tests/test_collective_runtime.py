@@ -17,8 +17,8 @@ from dist_scripts.collective_train import build
 from models import global_batches
 
 import fleetgraph as paddle
-from fleetgraph.executor.comm import ring as ring_module
 from fleetgraph.executor.comm import chunks, security, shm
+from fleetgraph.executor.comm import ring as ring_module
 from fleetgraph.executor.comm.collective import RingError
 from fleetgraph.executor.comm.config import CommTimeout
 from fleetgraph.executor.comm.ring import Ring

@@ -10,8 +10,8 @@ import pytest
 from dygraph_helpers import fresh_mode_and_names  # noqa: F401  (autouse fixture)
 
 import fleetgraph as paddle
-from fleetgraph.store.checkpoint import CheckpointError
 from fleetgraph.ir import FleetgraphError, unique_name
+from fleetgraph.store.checkpoint import CheckpointError
 
 
 def _model_and_optimizer(seed: int):

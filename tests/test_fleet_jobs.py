@@ -14,8 +14,8 @@ from dist_scripts import fleet_fluid_ps, fleet_ps
 from models import global_batches
 
 import fleetgraph as paddle
-from fleetgraph.store import checkpoint
 from fleetgraph.ir import Program, program_guard, unique_name
+from fleetgraph.store import checkpoint
 
 # -- whole jobs as real processes ----------------------------------------------------------------------
 

@@ -9,9 +9,9 @@ import pytest
 from models import fit_a_line_2x
 
 import fleetgraph as paddle
-from fleetgraph.ir import Program, program_guard, unique_name
 from fleetgraph.inspect.graph import diff, op_node, program_to_dot, to_dot, to_networkx, var_node
 from fleetgraph.inspect.svg import program_to_svg
+from fleetgraph.ir import Program, program_guard, unique_name
 from fleetgraph.transpiler import append_backward
 
 FIT_A_LINE_OPS = 13

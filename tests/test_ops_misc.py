@@ -124,8 +124,8 @@ def test_reshape_infers_minus_one_past_a_copied_unknown_batch_dim():
 @pytest.mark.parametrize("op_type", ["uniform_random", "gaussian_random", "truncated_gaussian_random"])
 def test_any_rows_of_a_random_init_equal_the_whole_draw(op_type):
     """A pserver or a lazily grown table draws only some rows; they must be the single process's."""
-    from fleetgraph.ops.rng import generator_for
     from fleetgraph.ops.counter_rng import draw_full, draw_rows
+    from fleetgraph.ops.rng import generator_for
 
     attrs = {"min": -0.5, "max": 0.5, "mean": 1.0, "std": 0.5}
     whole = draw_full(op_type, attrs, generator_for(7, "emb"), (3000, 4), "float32")

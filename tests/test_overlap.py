@@ -12,8 +12,8 @@ from test_collective_runtime import run_ranks, run_ranks_as_processes
 
 from fleetgraph.executor import overlap
 from fleetgraph.executor.comm import shm
-from fleetgraph.executor.comm.config import CommTimeout
 from fleetgraph.executor.comm.collective import RingError
+from fleetgraph.executor.comm.config import CommTimeout
 from fleetgraph.executor.comm.ring import ASYNC_MIN_BYTES
 from fleetgraph.executor.plan import Plan
 from fleetgraph.ir import FleetgraphError

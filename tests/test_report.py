@@ -17,8 +17,8 @@ from models import fit_a_line_fluid, mlp, sparse_ctr
 import fleetgraph as paddle
 import fleetgraph.distributed.fleet as fleet
 import fleetgraph.distributed.fleet.base.role_maker as role_maker
-from fleetgraph.ir import Program, program_guard, unique_name
 from fleetgraph.inspect.report import RoleView, build_report
+from fleetgraph.ir import Program, program_guard, unique_name
 from fleetgraph.transpiler import DistributeTranspiler, DistributeTranspilerConfig, dump
 from fleetgraph.transpiler.dump import plan_view, transpile_roles, write_roles
 

@@ -10,9 +10,9 @@ from ps_helpers import TWO_PSERVERS, check_golden, role_dump, transpile
 
 import fleetgraph as paddle
 import fleetgraph.fluid as fluid
-from fleetgraph.ops.rng import generator_for
 from fleetgraph.ir import FleetgraphError, KernelError, Program, program_guard, unique_name
 from fleetgraph.ops.counter_rng import draw_full
+from fleetgraph.ops.rng import generator_for
 from fleetgraph.ops.selected_rows import SelectedRows
 from fleetgraph.ops.sparse_table import IdIndex, RowInit, SparseTable
 

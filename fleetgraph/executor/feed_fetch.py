@@ -66,7 +66,9 @@ def feed_into(env: dict, feed: dict, plan: Any, xp=np) -> None:
             raise FleetgraphError(f"feed {name!r}: no such variable in the program{close_matches(name, plan.vars)}")
         value = check_feed(var, value)
         if xp is not np:
-            value = LoDTensor(xp.asarray(value.data), value.levels) if isinstance(value, LoDTensor) else xp.asarray(value)
+            value = (
+                LoDTensor(xp.asarray(value.data), value.levels) if isinstance(value, LoDTensor) else xp.asarray(value)
+            )
         env[name] = value
 
 

@@ -24,8 +24,8 @@ import fleetgraph as paddle  # noqa: E402
 import fleetgraph.distributed.fleet as fleet  # noqa: E402
 import fleetgraph.distributed.fleet.base.role_maker as role_maker  # noqa: E402
 import fleetgraph.fluid as fluid  # noqa: E402
-from fleetgraph.store import checkpoint  # noqa: E402
 from fleetgraph.ir import Program, program_guard, unique_name  # noqa: E402
+from fleetgraph.store import checkpoint  # noqa: E402
 
 
 def main() -> None:

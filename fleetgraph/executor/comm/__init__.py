@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import atexit
 import threading
-
 from typing import TYPE_CHECKING
 
 from ...ir import FleetgraphError

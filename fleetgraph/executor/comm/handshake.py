@@ -142,7 +142,9 @@ class Gate:
         if mismatch is not None:
             if self.pending.pop(token, None) is None:  # only a client this server challenged can say so
                 return self._refuse(peer, f"{self.where}: a mismatch notice without a hello on its connection")
-            self.last_refusal = f"{mismatch[0][:40]!r} from {peer} found this role's FLEETGRAPH_JOB_SECRET different from its own"
+            self.last_refusal = (
+                f"{mismatch[0][:40]!r} from {peer} found this role's FLEETGRAPH_JOB_SECRET different from its own"
+            )
             self.refusals.error(peer, "%s: authentication failed: %s; %s", self.where, self.last_refusal, _HINT)
             self.mismatched = True
             return []
@@ -160,7 +162,9 @@ class Gate:
         nonce_c = _hex(nonce_hex, NONCE_BYTES)
         if role not in self.roles or domain != self.domain or nonce_c is None:
             expected = f"one of {sorted(self.roles)} for {self.domain!r}"
-            return self._refuse(peer, f"{self.where}: a hello as {role[:40]!r} for {domain[:80]!r}; expected {expected}")
+            return self._refuse(
+                peer, f"{self.where}: a hello as {role[:40]!r} for {domain[:80]!r}; expected {expected}"
+            )
         nonce_s = os.urandom(NONCE_BYTES)
         self.pending[token] = (role, nonce_c, nonce_s)
         while len(self.pending) > PENDING_LIMIT:
@@ -176,7 +180,9 @@ class Gate:
         expected = _mac(self.key, "client", self.domain, role, nonce_c, nonce_s)
         if not hmac.compare_digest(expected, mac):
             return self._refuse(
-                peer, f"{self.where}: {role} from {peer} proved a different FLEETGRAPH_JOB_SECRET (or replayed an old handshake)"
+                peer,
+                f"{self.where}: {role} from {peer} proved a different FLEETGRAPH_JOB_SECRET "
+                "(or replayed an old handshake)",
             )
         self.proved[token] = role
         return encode(Kind.AUTH, "welcome")

@@ -74,9 +74,7 @@ class PServer(Steps):
         self.live = set(range(self.fanin))
         self.started: set[int] = set()  # trainers past their first fetch barrier
         self.last_message = time.monotonic()
-        self.waiting: dict[Kind, dict[int, tuple]] = {
-            kind: {} for kind in BARRIERS
-        }  # sender -> (identity, seq, value)
+        self.waiting: dict[Kind, dict[int, tuple]] = {kind: {} for kind in BARRIERS}  # sender -> (identity, seq, value)
         self.timeout = rpc_timeout()
         self.steps = 0
         self.received: set[str] = set()  # sync: the gradient copies received for the coming step

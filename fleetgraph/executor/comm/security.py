@@ -230,7 +230,9 @@ class _Admission(ThreadAuthenticator):
             if domain in self.tagged:
                 self._send_zap_reply(msg[1], b"200", b"OK", "conn:" + os.urandom(16).hex())
             else:
-                self.refusals.error(msg[3].decode("utf-8", "replace"), "refused a connection to %s without CURVE keys", domain)
+                self.refusals.error(
+                    msg[3].decode("utf-8", "replace"), "refused a connection to %s without CURVE keys", domain
+                )
                 self._send_zap_reply(msg[1], b"400", b"CURVE keys required")
             return
         if len(msg) >= 6 and msg[5] == b"PLAIN":  # no socket of ours takes PLAIN any more
@@ -243,8 +245,11 @@ class _Admission(ThreadAuthenticator):
         allowed = key in self.domains.get(domain, ())
         if not allowed:
             self.refusals.error(
-                self.peer, "authentication failed: refused a connection to %s from %s: its key is not one of this "
-                "job's roles (a different FLEETGRAPH_JOB_SECRET, or none)", domain, self.peer
+                self.peer,
+                "authentication failed: refused a connection to %s from %s: its key is not one of this "
+                "job's roles (a different FLEETGRAPH_JOB_SECRET, or none)",
+                domain,
+                self.peer,
             )
         return allowed
 
