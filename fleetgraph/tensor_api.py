@@ -130,7 +130,7 @@ def _add_(self, other):
     if isinstance(other, Tensor):
         return _add(self, other)
     if isinstance(other, (int, float)):
-        return _scale(self, {"scale": 1.0, "bias": float(other), "bias_after_scale": True})
+        return _scale(self, attrs={"scale": 1.0, "bias": float(other), "bias_after_scale": True})
     return _add(self, _operand(other, self))
 
 
@@ -138,13 +138,13 @@ def _sub_(self, other):
     if isinstance(other, Tensor):
         return _sub(self, other)
     if isinstance(other, (int, float)):
-        return _scale(self, {"scale": 1.0, "bias": -float(other), "bias_after_scale": True})
+        return _scale(self, attrs={"scale": 1.0, "bias": -float(other), "bias_after_scale": True})
     return _sub(self, _operand(other, self))
 
 
 def _rsub_(self, other):
     if isinstance(other, (int, float)):
-        return _scale(self, {"scale": -1.0, "bias": float(other), "bias_after_scale": True})
+        return _scale(self, attrs={"scale": -1.0, "bias": float(other), "bias_after_scale": True})
     return _sub(_operand(other, self), self)
 
 
@@ -152,7 +152,7 @@ def _mul_(self, other):
     if isinstance(other, Tensor):
         return _mul(self, other)
     if isinstance(other, (int, float)):
-        return _scale(self, {"scale": float(other), "bias": 0.0, "bias_after_scale": True})
+        return _scale(self, attrs={"scale": float(other), "bias": 0.0, "bias_after_scale": True})
     return _mul(self, _operand(other, self))
 
 
@@ -160,7 +160,7 @@ def _truediv_(self, other):
     if isinstance(other, Tensor):
         return _div(self, other)
     if isinstance(other, (int, float)):
-        return _scale(self, {"scale": 1.0 / float(other), "bias": 0.0, "bias_after_scale": True})
+        return _scale(self, attrs={"scale": 1.0 / float(other), "bias": 0.0, "bias_after_scale": True})
     return _div(self, _operand(other, self))
 
 
@@ -185,7 +185,7 @@ _TENSOR_METHODS = {
     "__rtruediv__": lambda self, other: _div(_operand(other, self), self),
     "__pow__": lambda self, other: _pow(self, _operand(other, self)),
     "__rpow__": lambda self, other: _pow(_operand(other, self), self),
-    "__neg__": lambda self: _scale(self, {"scale": -1.0, "bias": 0.0, "bias_after_scale": True}),
+    "__neg__": lambda self: _scale(self, attrs={"scale": -1.0, "bias": 0.0, "bias_after_scale": True}),
     "__matmul__": lambda self, other: _matmul(self, _operand(other, self)),
     "__eq__": _compare("equal"),
     "__ne__": _compare("not_equal"),

@@ -138,29 +138,18 @@ def bind(
 def bind_function(op_type: str, attrs: dict | None = None):
     """`bind` for one simple op (one output, no randomness) of one or two inputs with its attrs fixed,
     as a function of one variable per input slot (the op's slot order) and an optional `name`,
-    returning the output. On Tensors it calls the op's eager function, resolved once (opfunc): what
-    the unary layer functions and paddle.mean take per call, where building bind's dicts would cost
-    more than the op."""
-    fast = opfunc.op_function(op_type, attrs)
+    returning the output: the op's eager function (opfunc), resolved once, whose static fallback is
+    bind. What the unary layer functions and paddle.mean take per call, where building bind's dicts
+    would cost more than the op."""
     slots = engine.spec(op_type).in_slots
-    if len(slots) == 1:
-        (slot,) = slots
-
-        def call(x, name=None):
-            if isinstance(x, Tensor):
-                return fast(x)
-            return bind(op_type, {slot: [x]}, attrs, name=name)
-
-    elif len(slots) == 2:
-        x_slot, y_slot = slots
-
-        def call(x, y, name=None):
-            if isinstance(x, Tensor) and isinstance(y, Tensor):
-                return fast(x, y)
-            return bind(op_type, {x_slot: [x], y_slot: [y]}, attrs, name=name)
-
-    else:
+    if len(slots) not in (1, 2):
         raise FleetgraphError(f"{op_type}: bind_function takes ops of one or two inputs; got {len(slots)} ({slots})")
+
+    def static(*args):
+        *inputs, name = args
+        return bind(op_type, {slot: [v] for slot, v in zip(slots, inputs)}, attrs, name=name)
+
+    call = opfunc.op_function(op_type, attrs, static=static)
     call.__name__ = op_type
     return call
 

@@ -191,9 +191,9 @@ def _unshare(s: _Spec, inputs: dict, xp) -> None:
 def _array(value, xp):
     """A kernel's result as a Tensor holds it: an array of the module (a NumPy scalar or a Python
     number made one)."""
-    if type(value) is np.ndarray and xp is np or isinstance(value, SelectedRows) or is_array(xp, value):
-        return value
-    return xp.asarray(value)
+    if xp is np:  # the common case, kept to two checks: it is paid on every eager op
+        return value if isinstance(value, (np.ndarray, SelectedRows)) else np.asarray(value)
+    return value if isinstance(value, SelectedRows) or is_array(xp, value) else xp.asarray(value)
 
 
 def key(t) -> int:

@@ -12,12 +12,16 @@ from . import engine, mode
 _FUNCS: dict[str, object] = {}  # op type -> its function with the op's default attrs (False: not simple)
 
 
-def op_function(type: str, attrs: dict | None = None):
+def op_function(type: str, attrs: dict | None = None, static=None):
     """`f(*tensors, attrs=...)`: op `type` run on one Tensor per input slot (in the op's slot order),
     returning its one output Tensor. `attrs` are merged over the op's defaults (and checked) here, once,
     into the op's bound kernel, whose kernel and keyword arguments the function calls; a call may pass
     `attrs=` a complete attr dict of its own (every attr the op declares) instead.
-    Only simple ops have one: one output, no duplicable slot, no randomness, no in-place write."""
+    Only simple ops have one: one output, no duplicable slot, no randomness, no in-place write.
+
+    `static(*inputs, name)`, for ops of one or two inputs: what `f(*inputs, name)` does instead when
+    an input holds no value (a static Variable): the dispatch's path, so one function serves both
+    modes for the price of the attribute read the kernel call makes anyway."""
     s = engine.spec(type)
     if not s.simple:
         raise FleetgraphError(f"{type}: has no eager op function; expected a one-output op without randomness")
@@ -29,14 +33,20 @@ def op_function(type: str, attrs: dict | None = None):
 
     if len(s.ins) == 1:
 
-        def run1(x, attrs=fixed):
+        def run1(x, name=None, attrs=fixed):
+            try:
+                value = x.value
+            except AttributeError:
+                if static is None:
+                    raise
+                return static(x, name)
             xp = device.xp
             try:
-                result = kernel(xp, x.value, **attrs)
+                result = kernel(xp, value, **attrs)
             except FleetgraphError:
                 raise
             except Exception as e:
-                raise bound.failure(e, [x.value], where) from e
+                raise bound.failure(e, [value], where) from e
             out = new(tensor)
             out.value = result if result.__class__ is ndarray and xp is np else wrap(result, xp)
             if x.stop_gradient or not records or not state.grad:
@@ -47,14 +57,20 @@ def op_function(type: str, attrs: dict | None = None):
         return run1
     if len(s.ins) == 2:
 
-        def run2(x, y, attrs=fixed):
+        def run2(x, y, name=None, attrs=fixed):
+            try:
+                a, b = x.value, y.value
+            except AttributeError:
+                if static is None:
+                    raise
+                return static(x, y, name)
             xp = device.xp
             try:
-                result = kernel(xp, x.value, y.value, **attrs)
+                result = kernel(xp, a, b, **attrs)
             except FleetgraphError:
                 raise
             except Exception as e:
-                raise bound.failure(e, [x.value, y.value], where) from e
+                raise bound.failure(e, [a, b], where) from e
             out = new(tensor)
             out.value = result if result.__class__ is ndarray and xp is np else wrap(result, xp)
             if (x.stop_gradient and y.stop_gradient) or not records or not state.grad:
