@@ -205,15 +205,34 @@ def key(t) -> int:
     return k
 
 
-def record(s: _Spec, inputs, outputs, attrs: dict) -> bool:
+def record(s: _Spec, inputs, outputs, attrs: dict, one_each: bool = False) -> bool:
     """The one tape recorder: put the op on the tape as a Node when an input needs a gradient, and
-    say whether it did. `inputs` and `outputs` hold one sequence of Tensors per slot, in the op's
-    slot order (spec.in_slots, spec.outs); the caller has checked that gradients are on and that
-    the op has one (spec.records). Paid on every recorded op, so keys are drawn inline and the
-    common shape (one Tensor per slot, one output) takes a short path."""
+    say whether it did; the caller has checked that gradients are on and that the op has one
+    (spec.records). `inputs` and `outputs` hold one sequence of Tensors per slot, in the op's slot
+    order (spec.in_slots, spec.outs), or with `one_each` (what the eager op functions pass) the
+    Tensors themselves, one per input slot, and the one output Tensor: paid on every recorded op,
+    that form builds the same Node without a sequence per slot."""
+    if one_each and len(inputs) == 2:  # most recorded ops (x * w): the same Node, without a loop
+        x, y = inputs
+        kx, ky = x._key, y._key
+        if kx is None:
+            kx = x._key = next(_keys)
+        if ky is None:
+            ky = y._key = next(_keys)
+        if x.stop_gradient:
+            if y.stop_gradient:
+                return False
+            parents = {ky: y}
+        else:
+            parents = {kx: x} if y.stop_gradient else {kx: x, ky: y}
+        k = outputs._key = next(_keys)  # a fresh output: its key is the node's sequence number
+        values = {kx: x.value, ky: y.value, k: outputs.value}
+        outputs._node = Node(k, s.type, ((kx,), (ky,)), ((k,),), attrs, values, parents)
+        outputs.stop_gradient = False
+        return True
     values, in_keys, parents = {}, [], None
-    if s.simple and len(outputs[0]) == 1:
-        for (t,) in inputs:
+    if one_each:
+        for t in inputs:
             k = t._key
             if k is None:
                 k = t._key = next(_keys)
@@ -226,14 +245,13 @@ def record(s: _Spec, inputs, outputs, attrs: dict) -> bool:
                     parents[k] = t
         if parents is None:
             return False
-        ((out,),) = outputs
         seq = next(_keys)  # after every key the node reads
-        k = out._key
+        k = outputs._key
         if k is None:
-            k = out._key = seq
-        values[k] = out.value
-        out._node = Node(seq, s.type, in_keys, ((k,),), attrs, values, parents)
-        out.stop_gradient = False
+            k = outputs._key = seq
+        values[k] = outputs.value
+        outputs._node = Node(seq, s.type, in_keys, ((k,),), attrs, values, parents)
+        outputs.stop_gradient = False
         return True
     for ts in inputs:
         keys = []

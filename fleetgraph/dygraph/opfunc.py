@@ -51,7 +51,7 @@ def op_function(type: str, attrs: dict | None = None, static=None):
             out.value = result if result.__class__ is ndarray and xp is np else wrap(result, xp)
             if x.stop_gradient or not records or not state.grad:
                 return out
-            record(s, ((x,),), ((out,),), attrs)
+            record(s, (x,), out, attrs, True)
             return out
 
         return run1
@@ -75,7 +75,7 @@ def op_function(type: str, attrs: dict | None = None, static=None):
             out.value = result if result.__class__ is ndarray and xp is np else wrap(result, xp)
             if (x.stop_gradient and y.stop_gradient) or not records or not state.grad:
                 return out
-            record(s, ((x,), (y,)), ((out,),), attrs)
+            record(s, (x, y), out, attrs, True)
             return out
 
         return run2
@@ -94,7 +94,7 @@ def op_function(type: str, attrs: dict | None = None, static=None):
         out = new(tensor)
         out.value = result if result.__class__ is ndarray and xp is np else wrap(result, xp)
         if records and state.grad and not all(t.stop_gradient for t in tensors):
-            record(s, [(t,) for t in tensors], ((out,),), attrs)
+            record(s, tensors, out, attrs, True)
         return out
 
     return run
