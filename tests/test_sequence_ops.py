@@ -271,3 +271,102 @@ def test_pooling_sequences_of_one_row_gives_the_rows_and_their_gradient_back(pro
     out, dx = _run(main, {"x": create_lod_tensor(rows, [[1, 1, 1, 1]])}, [pooled, grad])
     np.testing.assert_array_equal(np.array(out), rows)
     np.testing.assert_array_equal(np.array(dx), np.full((4, 3), 2.0))
+
+
+# -- sequence_softmax, sequence_reverse, sequence_mask ----------------------------------------------
+
+
+def test_softmax_reverse_and_mask_build_paddles_ops_slots_and_attrs(programs):
+    main, _ = programs
+    x = _data("x", width=1)
+    lengths = fluid.layers.data(name="lengths", shape=[-1], dtype="int64", append_batch_size=False)
+    soft = fluid.layers.sequence_softmax(x)
+    rev = fluid.layers.sequence_reverse(x)
+    mask = fluid.layers.sequence_mask(lengths, maxlen=5, dtype="float32")
+    op = _only_op(main, "sequence_softmax")
+    assert (op.inputs, op.outputs) == ({"X": ["x"]}, {"Out": [soft.name]})
+    assert {k: op.attrs[k] for k in ("use_cudnn", "data_format")} == {"use_cudnn": False, "data_format": "AnyLayout"}
+    assert _only_op(main, "sequence_reverse").outputs == {"Y": [rev.name]}
+    op = _only_op(main, "sequence_mask")
+    assert op.inputs == {"X": ["lengths"]} and {k: op.attrs[k] for k in ("maxlen", "out_dtype")} == {
+        "maxlen": 5,
+        "out_dtype": "float32",
+    }
+    assert (soft.shape, soft.lod_level, rev.lod_level) == ((-1, 1), 1, 1)
+    assert (mask.shape, mask.dtype, mask.lod_level, mask.stop_gradient) == ((-1, 5), "float32", 0, True)
+
+
+def test_sequence_softmax_normalises_each_sequence_and_keeps_the_lod(programs):
+    main, _ = programs
+    x = _data("x", width=1, dtype="float64")
+    out = fluid.layers.sequence_softmax(x)
+    feed = create_lod_tensor(np.array([[1.0], [2.0], [3.0], [0.5], [0.5]]), [[3, 0, 2]])
+    (got,) = _run(main, {"x": feed}, [out])
+    assert got.recursive_sequence_lengths() == [[3, 0, 2]]
+    np.testing.assert_allclose(got.data.ravel(), [0.09003057, 0.24472847, 0.66524096, 0.5, 0.5], rtol=1e-6)
+
+
+def test_sequence_softmax_of_rows_wider_than_one_value_is_refused(programs):
+    with pytest.raises(ShapeError, match=r"expected one value a row, shape \[N, 1\] or \[N\]"):
+        fluid.layers.sequence_softmax(_data("x", width=3))
+
+
+def test_sequence_softmax_gradient_sums_to_zero_over_each_sequence(programs):
+    main, _ = programs
+    x = _data("x", width=1, dtype="float64")
+    weighted = fluid.layers.elementwise_mul(fluid.layers.sequence_softmax(x), _data("w", width=1, dtype="float64"))
+    (grad,) = fluid.gradients([fluid.layers.reduce_sum(weighted)], [x])
+    rows = np.array([[0.3], [-1.0], [2.0], [0.7]])
+    weights = np.array([[2.0], [1.0], [3.0], [5.0]])
+    feed = {"x": create_lod_tensor(rows, [[1, 3]]), "w": create_lod_tensor(weights, [[1, 3]])}
+    (got,) = _run(main, feed, [grad])
+    e = np.exp(rows[1:, 0] - rows[1:, 0].max())
+    y = e / e.sum()
+    np.testing.assert_allclose(got.data.ravel(), [0.0, *(y * (np.array([1.0, 3.0, 5.0]) - y @ [1.0, 3.0, 5.0]))])
+    assert got.recursive_sequence_lengths() == [[1, 3]]
+
+
+def test_sequence_reverse_reverses_the_rows_of_each_sequence_as_paddles_example(programs):
+    main, _ = programs
+    x = _data("x", width=4, dtype="float64")
+    y = fluid.layers.sequence_reverse(x)
+    (grad,) = fluid.gradients([fluid.layers.reduce_sum(fluid.layers.elementwise_mul(y, y))], [x])
+    rows = np.arange(1.0, 21.0).reshape(5, 4)
+    got, dx = _run(main, {"x": create_lod_tensor(rows, [[2, 3]])}, [y, grad])
+    np.testing.assert_array_equal(got.data, rows[[1, 0, 4, 3, 2]])
+    assert got.recursive_sequence_lengths() == [[2, 3]]
+    np.testing.assert_array_equal(dx.data, 2 * rows)  # reversed twice: each row's gradient lands on itself
+
+
+def test_sequence_reverse_needs_one_lod_level_at_run_time(programs):
+    main, _ = programs
+    y = fluid.layers.sequence_reverse(_data("x", width=1, lod_level=2))
+    feed = create_lod_tensor(np.zeros((3, 1), "float32"), [[1, 1], [2, 1]])
+    with pytest.raises(KernelError, match="sequence_reverse: X has 2 LoD levels; expected 1"):
+        _run(main, {"x": feed}, [y])
+
+
+@pytest.mark.parametrize(
+    "maxlen, expected",
+    [
+        (4, [[1, 1, 1, 0], [1, 0, 0, 0], [1, 0, 0, 0], [0, 0, 0, 0]]),  # Paddle's docstring: x = [3, 1, 1, 0]
+        (None, [[1, 1, 1], [1, 0, 0], [1, 0, 0], [0, 0, 0]]),  # no maxlen: the longest length
+    ],
+)
+def test_sequence_mask_marks_the_first_length_steps_as_paddles(programs, maxlen, expected):
+    main, _ = programs
+    lengths = fluid.layers.data(name="lengths", shape=[-1], dtype="int64", append_batch_size=False)
+    mask = fluid.layers.sequence_mask(lengths, maxlen=maxlen)
+    (got,) = _run(main, {"lengths": np.array([3, 1, 1, 0])}, [mask])
+    assert got.data.dtype == np.int64
+    np.testing.assert_array_equal(got.data, expected)
+
+
+def test_sequence_mask_takes_maxlen_from_a_variable(programs):
+    main, _ = programs
+    lengths = fluid.layers.data(name="lengths", shape=[-1], dtype="int64", append_batch_size=False)
+    maxlen = fluid.layers.fill_constant([1], "int32", 10)
+    mask = fluid.layers.sequence_mask(lengths, maxlen=maxlen, dtype="float32")
+    assert _only_op(main, "sequence_mask").inputs == {"X": ["lengths"], "MaxLenTensor": [maxlen.name]}
+    (got,) = _run(main, {"lengths": np.array([10, 9, 8])}, [mask])
+    np.testing.assert_array_equal(got.data, np.arange(10) < np.array([[10], [9], [8]]))

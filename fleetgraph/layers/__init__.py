@@ -58,8 +58,11 @@ from .sequence import (
     sequence_expand,
     sequence_first_step,
     sequence_last_step,
+    sequence_mask,
     sequence_pool,
     sequence_reshape,
+    sequence_reverse,
+    sequence_softmax,
 )
 from .tensor import (
     assign,
@@ -145,8 +148,11 @@ __all__ = [
     "sequence_expand",
     "sequence_first_step",
     "sequence_last_step",
+    "sequence_mask",
     "sequence_pool",
     "sequence_reshape",
+    "sequence_reverse",
+    "sequence_softmax",
     "sigmoid",
     "sign",
     "softmax",

@@ -1,7 +1,9 @@
-"""Sequence layer functions over LoD variables: pooling, concatenation, reshaping and expansion."""
+"""Sequence layer functions over LoD variables: pooling, concatenation, reshaping, expansion,
+softmax, reversal and length masks."""
 
 from __future__ import annotations
 
+from ..ir.dtypes import convert_dtype
 from ..ir.errors import FleetgraphError
 from ..ir.program import Variable
 from .helper import LayerHelper
@@ -58,4 +60,37 @@ def sequence_expand(x: Variable, y: Variable, ref_level: int = -1, name: str | N
     helper = LayerHelper("sequence_expand", name, inputs=[x, y])
     out = helper.create_variable_for_type_inference(x.dtype)
     helper.append_op("sequence_expand", {"X": [x], "Y": [y]}, {"Out": [out]}, {"ref_level": int(ref_level)})
+    return out
+
+
+def sequence_softmax(input: Variable, use_cudnn: bool = False, name: str | None = None) -> Variable:
+    """The softmax of each sequence of `input` (one value a row: shape [N, 1] or [N])."""
+    helper = LayerHelper("sequence_softmax", name, inputs=input)
+    out = helper.create_variable_for_type_inference(input.dtype)
+    helper.append_op("sequence_softmax", {"X": [input]}, {"Out": [out]}, {"use_cudnn": bool(use_cudnn)})
+    return out
+
+
+def sequence_reverse(x: Variable, name: str | None = None) -> Variable:
+    """The rows of each sequence of `x` in reverse order, under the same LoD."""
+    helper = LayerHelper("sequence_reverse", name, inputs=x)
+    out = helper.create_variable_for_type_inference(x.dtype)
+    helper.append_op("sequence_reverse", {"X": [x]}, {"Y": [out]})
+    return out
+
+
+def sequence_mask(
+    x: Variable, maxlen: int | Variable | None = None, dtype: str = "int64", name: str | None = None
+) -> Variable:
+    """Y[..., j] = (j < x[...]): the lengths `x` as a mask of `maxlen` columns (a Variable feeds
+    MaxLenTensor; None: the longest length). The mask carries no gradient."""
+    helper = LayerHelper("sequence_mask", name, inputs=x)
+    out = helper.create_variable_for_type_inference(convert_dtype(dtype), stop_gradient=True)
+    inputs = {"X": [x]}
+    attrs = {"out_dtype": out.dtype}
+    if isinstance(maxlen, Variable):
+        inputs["MaxLenTensor"] = [maxlen]
+    elif maxlen is not None:
+        attrs["maxlen"] = int(maxlen)
+    helper.append_op("sequence_mask", inputs, {"Y": [out]}, attrs)
     return out
