@@ -72,6 +72,11 @@ NOT_EXPORTED: dict[str, str] = {
         "no ONNX exporter yet: it works per sequence, and the LoD's offsets are not a graph input of the model",
     ),
     "sequence_mask": "no ONNX exporter yet (it would be Range, Less and Cast on the lengths)",
+    **dict.fromkeys(
+        ("sequence_pad", "sequence_unpad"),
+        "no ONNX exporter yet: it moves rows between a LoD and a padded batch, and the LoD's offsets are "
+        "not a graph input of the model",
+    ),
     "auc": "a metric with host-side state (histograms across batches)",
     "clip_by_norm": "gradient clipping: " + _TRAINING,
     **dict.fromkeys(GRADIENT_PLUMBING, "gradient plumbing: " + _TRAINING),

@@ -370,3 +370,56 @@ def test_sequence_mask_takes_maxlen_from_a_variable(programs):
     assert _only_op(main, "sequence_mask").inputs == {"X": ["lengths"], "MaxLenTensor": [maxlen.name]}
     (got,) = _run(main, {"lengths": np.array([10, 9, 8])}, [mask])
     np.testing.assert_array_equal(got.data, np.arange(10) < np.array([[10], [9], [8]]))
+
+
+# -- sequence_pad, sequence_unpad -----------------------------------------------------------------
+
+
+def test_pad_and_unpad_build_paddles_ops_slots_and_attrs(programs):
+    main, _ = programs
+    x = _data("x", width=2)
+    pad_value = fluid.layers.assign(np.array([0.0], "float32"))
+    out, length = fluid.layers.sequence_pad(x, pad_value, maxlen=4)
+    back = fluid.layers.sequence_unpad(out, length)
+    op = _only_op(main, "sequence_pad")
+    assert op.inputs == {"X": ["x"], "PadValue": [pad_value.name]}
+    assert op.outputs == {"Out": [out.name], "Length": [length.name]} and op.attrs["padded_length"] == 4
+    assert _only_op(main, "sequence_unpad").inputs == {"X": [out.name], "Length": [length.name]}
+    assert (out.shape, out.lod_level, length.dtype, length.stop_gradient) == ((-1, 4, 2), 0, "int64", True)
+    assert (back.shape, back.lod_level) == ((-1, 2), 1)
+
+
+def test_sequence_pad_pads_each_sequence_as_paddles_example_and_unpad_undoes_it(programs):
+    main, _ = programs
+    x = _data("x", width=2, dtype="float64")
+    pad_value = fluid.layers.assign(np.array([-1.0, -2.0]))  # Paddle's case 3: one value a column
+    out, length = fluid.layers.sequence_pad(x, pad_value)
+    back = fluid.layers.sequence_unpad(out, length)
+    (grad,) = fluid.gradients([fluid.layers.reduce_sum(fluid.layers.elementwise_mul(back, back))], [x])
+    rows = np.arange(1.0, 11.0).reshape(5, 2)  # Paddle's x.lod = [[0, 2, 5]]: a, b | c, d, e
+    got, lengths, unpadded, dx = _run(main, {"x": create_lod_tensor(rows, [[2, 3]])}, [out, length, back, grad])
+    np.testing.assert_array_equal(got.data, [[rows[0], rows[1], [-1, -2]], [rows[2], rows[3], rows[4]]])
+    np.testing.assert_array_equal(lengths.data, [2, 3])
+    np.testing.assert_array_equal(unpadded.data, rows)
+    assert unpadded.recursive_sequence_lengths() == [[2, 3]]
+    np.testing.assert_array_equal(dx.data, 2 * rows)
+
+
+def test_sequence_pad_shorter_than_the_longest_sequence_is_refused(programs):
+    main, _ = programs
+    out, _ = fluid.layers.sequence_pad(_data("x", width=1), fluid.layers.assign(np.zeros(1, "float32")), maxlen=2)
+    with pytest.raises(KernelError, match="sequence_pad: padded_length 2 is shorter than the longest sequence, 3"):
+        _run(main, {"x": create_lod_tensor(np.zeros((4, 1), "float32"), [[1, 3]])}, [out])
+
+
+def test_sequence_unpad_keeps_length_steps_of_each_row_as_paddles_example(programs):
+    main, _ = programs
+    x = fluid.layers.data(name="x", shape=[3, 5], dtype="float64", append_batch_size=False, stop_gradient=False)
+    length = fluid.layers.data(name="length", shape=[3], dtype="int64", append_batch_size=False)
+    out = fluid.layers.sequence_unpad(x, length)
+    (grad,) = fluid.gradients([fluid.layers.reduce_sum(out)], [x])
+    rows = np.arange(1.0, 16.0).reshape(3, 5)
+    got, dx = _run(main, {"x": rows, "length": np.array([2, 3, 4])}, [out, grad])
+    np.testing.assert_array_equal(got.data.ravel(), [1, 2, 6, 7, 8, 11, 12, 13, 14])
+    assert got.data.shape == (9, 1) and got.recursive_sequence_lengths() == [[2, 3, 4]]
+    np.testing.assert_array_equal(np.array(dx), np.arange(5) < np.array([[2], [3], [4]]))

@@ -94,3 +94,29 @@ def sequence_mask(
         attrs["maxlen"] = int(maxlen)
     helper.append_op("sequence_mask", inputs, {"Y": [out]}, attrs)
     return out
+
+
+def sequence_pad(
+    x: Variable, pad_value: Variable, maxlen: int | None = None, name: str | None = None
+) -> tuple[Variable, Variable]:
+    """(Out, Length): the sequences of `x` as a batch [sequences, maxlen, ...] padded with
+    `pad_value` (maxlen None: the longest sequence), and each sequence's length (int64)."""
+    helper = LayerHelper("sequence_pad", name, inputs=x)
+    out = helper.create_variable_for_type_inference(x.dtype)
+    length = helper.create_variable_for_type_inference("int64", stop_gradient=True)
+    padded_length = -1 if maxlen is None else int(maxlen)
+    helper.append_op(
+        "sequence_pad",
+        {"X": [x], "PadValue": [pad_value]},
+        {"Out": [out], "Length": [length]},
+        {"padded_length": padded_length},
+    )
+    return out, length
+
+
+def sequence_unpad(x: Variable, length: Variable, name: str | None = None) -> Variable:
+    """The first length[i] steps of each x[i] as sequence i of a LoD variable: sequence_pad undone."""
+    helper = LayerHelper("sequence_unpad", name, inputs=x)
+    out = helper.create_variable_for_type_inference(x.dtype)
+    helper.append_op("sequence_unpad", {"X": [x], "Length": [length]}, {"Out": [out]})
+    return out

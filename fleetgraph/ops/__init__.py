@@ -17,6 +17,7 @@ from . import (  # noqa: F401
     reader,
     reduce,
     sequence,
+    sequence_pad,
     sequence_rows,
     table,
     tensor,

@@ -23,22 +23,31 @@ def _softmax_infer(ctx: InferContext) -> None:
     ctx.set_output("Out", x.shape, x.dtype, lod_level=x.lod_level)
 
 
-def _segments(offsets: np.ndarray):
+def _segments(offsets: np.ndarray, width: int = -1):
     """Host index arrays for sums and maxima per sequence without a segment reduction: `grid`
-    (sequences x longest) holds each sequence's row numbers, padded with row 0 where `valid` is
-    False; `owner` gives each row's sequence."""
+    (sequences x `width`, by default the longest) holds each sequence's row numbers, padded with
+    row 0 where `valid` is False; `owner` gives each row's sequence."""
     lengths = np.diff(offsets)
-    width = int(lengths.max()) if lengths.size else 0
+    if width < 0:
+        width = int(lengths.max()) if lengths.size else 0
     steps = np.arange(width)
     valid = steps < lengths[:, None]
     grid = np.where(valid, offsets[:-1, None] + steps, 0)
     return grid, valid, np.repeat(np.arange(len(lengths)), lengths)
 
 
+def _padded(xp, rows, grid, valid, fill):
+    """The rows of each sequence laid out as (sequences, longest, *row shape), `fill` past each end."""
+    shape = (*grid.shape, *rows.shape[1:])
+    gathered = reshape(xp, xp.take(rows, xp.asarray(grid.ravel()), axis=0), shape)
+    keep = xp.asarray(valid.reshape(grid.shape + (1,) * (rows.ndim - 1)))
+    fill = fill if hasattr(fill, "shape") else full(xp, shape, fill, rows.dtype)
+    return xp.where(keep, gathered, fill)
+
+
 def _per_segment(xp, v, grid, valid, fill, reduce):
     """`reduce` (xp.max or xp.sum) over each sequence of the 1-D values `v`, padded with `fill`."""
-    padded = reshape(xp, xp.take(v, xp.asarray(grid.ravel()), axis=0), grid.shape)
-    return reduce(xp.where(xp.asarray(valid), padded, full(xp, grid.shape, fill, v.dtype)), axis=1)
+    return reduce(_padded(xp, v, grid, valid, fill), axis=1)
 
 
 def _spread(xp, per_sequence, owner):

@@ -46,4 +46,4 @@ def positive(*shape, seed=0):
 
 
 # the family modules register their cases on import
-from . import collective, math, nn, sequence, sequence_rows, tensor  # noqa: E402,F401
+from . import collective, math, nn, sequence, sequence_pad, sequence_rows, tensor  # noqa: E402,F401
