@@ -77,6 +77,7 @@ NOT_EXPORTED: dict[str, str] = {
         "no ONNX exporter yet: it moves rows between a LoD and a padded batch, and the LoD's offsets are "
         "not a graph input of the model",
     ),
+    "sequence_expand_as": "no ONNX exporter yet: its repeats come from Y's LoD offsets, which are not a graph input",
     "auc": "a metric with host-side state (histograms across batches)",
     "clip_by_norm": "gradient clipping: " + _TRAINING,
     **dict.fromkeys(GRADIENT_PLUMBING, "gradient plumbing: " + _TRAINING),

@@ -423,3 +423,31 @@ def test_sequence_unpad_keeps_length_steps_of_each_row_as_paddles_example(progra
     np.testing.assert_array_equal(got.data.ravel(), [1, 2, 6, 7, 8, 11, 12, 13, 14])
     assert got.data.shape == (9, 1) and got.recursive_sequence_lengths() == [[2, 3, 4]]
     np.testing.assert_array_equal(np.array(dx), np.arange(5) < np.array([[2], [3], [4]]))
+
+
+# -- sequence_expand_as ---------------------------------------------------------------------------
+
+
+def test_sequence_expand_as_repeats_each_row_as_paddles_example(programs):
+    main, _ = programs
+    x = fluid.layers.data(name="x", shape=[1], dtype="float64", stop_gradient=False)
+    y = _data("y", width=1, dtype="float64")
+    out = fluid.layers.sequence_expand_as(x, y)
+    op = _only_op(main, "sequence_expand_as")
+    assert (op.inputs, op.outputs) == ({"X": ["x"], "Y": ["y"]}, {"Out": [out.name]})
+    assert (out.shape, out.lod_level) == ((-1, 1), 1)
+    (grad,) = fluid.gradients([fluid.layers.reduce_sum(out)], [x])
+    rows = np.array([[1.0], [2.0], [3.0], [4.0]])  # Paddle's x = [[a], [b], [c], [d]], y.lod = [[3, 3, 1, 1]]
+    feed = {"x": rows, "y": create_lod_tensor(np.zeros((8, 1)), [[3, 3, 1, 1]])}
+    got, dx = _run(main, feed, [out, grad])
+    np.testing.assert_array_equal(got.data.ravel(), [1, 1, 1, 2, 2, 2, 3, 4])
+    assert got.recursive_sequence_lengths() == [[3, 3, 1, 1]]
+    np.testing.assert_array_equal(np.array(dx).ravel(), [3, 3, 1, 1])  # each row's repeats summed back
+
+
+def test_sequence_expand_as_needs_a_row_of_x_per_sequence_of_y(programs):
+    main, _ = programs
+    out = fluid.layers.sequence_expand_as(fluid.layers.data(name="x", shape=[1], dtype="float32"), _data("y", width=1))
+    feed = {"x": np.zeros((2, 1), "float32"), "y": create_lod_tensor(np.zeros((3, 1), "float32"), [[1, 1, 1]])}
+    with pytest.raises(KernelError, match="sequence_expand_as: X has 2 rows; expected one per sequence of Y, 3"):
+        _run(main, feed, [out])

@@ -56,6 +56,7 @@ from .nn import accuracy, auc, batch_norm, conv2d, dropout, embedding, fc, pool2
 from .sequence import (
     sequence_concat,
     sequence_expand,
+    sequence_expand_as,
     sequence_first_step,
     sequence_last_step,
     sequence_mask,
@@ -148,6 +149,7 @@ __all__ = [
     "scale",
     "sequence_concat",
     "sequence_expand",
+    "sequence_expand_as",
     "sequence_first_step",
     "sequence_last_step",
     "sequence_mask",

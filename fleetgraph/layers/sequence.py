@@ -120,3 +120,11 @@ def sequence_unpad(x: Variable, length: Variable, name: str | None = None) -> Va
     out = helper.create_variable_for_type_inference(x.dtype)
     helper.append_op("sequence_unpad", {"X": [x], "Length": [length]}, {"Out": [out]})
     return out
+
+
+def sequence_expand_as(x: Variable, y: Variable, name: str | None = None) -> Variable:
+    """Row i of `x` repeated as many times as sequence i of `y` is long, under `y`'s LoD."""
+    helper = LayerHelper("sequence_expand_as", name, inputs=x)
+    out = helper.create_variable_for_type_inference(x.dtype)
+    helper.append_op("sequence_expand_as", {"X": [x], "Y": [y]}, {"Out": [out]})
+    return out

@@ -9,7 +9,7 @@ from ..ir import InferContext, make_grad_op, register_op
 from ..ir.errors import fmt_shape
 from ._common import prod
 from ._xp import astype, reshape
-from .lod_tensor import LoDError, strip
+from .lod_tensor import LoDError, LoDTensor, strip
 from .sequence import _offsets, _sequence_var, _sequences, _tensor
 from .sequence_rows import _padded, _segments
 
@@ -143,5 +143,56 @@ register_op(
     inputs=("X", "Length", "Out@GRAD"),
     outputs=("X@GRAD",),
     kernel=_unpad_grad,
+    takes_lod=True,
+)
+
+# -- sequence_expand_as ---------------------------------------------------------------------------
+
+
+def _expand_as_infer(ctx: InferContext) -> None:
+    x, y = ctx.input_var("X"), _sequence_var(ctx, "Y")
+    if len(x.shape) < 2:
+        raise ctx.error(f"X '{x.name}' {fmt_shape(x.shape)}: expected rank 2 or more")
+    ctx.set_output("Out", (-1, *x.shape[1:]), x.dtype, lod_level=y.lod_level)
+
+
+def _expand_as_plan(x, y, where: str):
+    """Y's sequences, after checking X has one row for each."""
+    ys = _sequences(y, f"{where}: Y", levels=1)
+    rows = strip(x).shape[0]
+    if rows != len(ys.offsets) - 1:
+        raise LoDError(f"{where}: X has {rows} rows; expected one per sequence of Y, {len(ys.offsets) - 1}")
+    return ys
+
+
+def _expand_as(xp, x, y):
+    """Out repeats row i of X as many times as sequence i of Y is long, under Y's LoD."""
+    ys = _expand_as_plan(x, y, "sequence_expand_as")
+    owner = np.repeat(np.arange(len(ys.offsets) - 1), np.diff(ys.offsets))
+    return _tensor(xp.take(strip(x), xp.asarray(owner), axis=0), ys.levels)
+
+
+def _expand_as_grad(xp, x, y, dout):
+    """X@GRAD[i] sums the gradients of the rows that repeat X[i] (zero for an empty sequence)."""
+    ys = _expand_as_plan(x, y, "sequence_expand_as_grad")
+    grid, valid, _ = _segments(ys.offsets)
+    dx = xp.sum(_padded(xp, strip(dout), grid, valid, 0.0), axis=1)
+    return x.with_data(dx) if isinstance(x, LoDTensor) else dx
+
+
+register_op(
+    "sequence_expand_as",
+    inputs=("X", "Y"),
+    outputs=("Out",),
+    infer_shape=_expand_as_infer,
+    grad=make_grad_op(inputs=("X", "Y", "Out@GRAD"), outputs=("X@GRAD",)),
+    kernel=_expand_as,
+    takes_lod=True,
+)
+register_op(
+    "sequence_expand_as_grad",
+    inputs=("X", "Y", "Out@GRAD"),
+    outputs=("X@GRAD",),
+    kernel=_expand_as_grad,
     takes_lod=True,
 )

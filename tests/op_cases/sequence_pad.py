@@ -61,3 +61,23 @@ for _name, _length, _shape in (
         no_grad=("Length",),
         reference=naive_sequence_unpad,
     )
+
+
+def naive_sequence_expand_as(X, Y, **a):
+    lengths = np.diff(Y.levels[-1])
+    return {"Out": LoDTensor(np.repeat(X, lengths, axis=0), Y.levels)}
+
+
+# -- sequence_expand_as: Paddle's test shapes, one with an empty sequence ----------------------------
+
+for _name, _lod, _shape in (
+    ("rows", [[1, 3, 4]], (3, 4)),
+    ("with_empty", [[2, 0, 3, 1]], (4, 2, 2)),
+):
+    case(
+        "sequence_expand_as",
+        {"X": rand(*_shape), "Y": create_lod_tensor(rand(sum(_lod[0]), 1, seed=1), _lod)},
+        name=_name,
+        no_grad=("Y",),
+        reference=naive_sequence_expand_as,
+    )
