@@ -451,3 +451,25 @@ def test_sequence_expand_as_needs_a_row_of_x_per_sequence_of_y(programs):
     feed = {"x": np.zeros((2, 1), "float32"), "y": create_lod_tensor(np.zeros((3, 1), "float32"), [[1, 1, 1]])}
     with pytest.raises(KernelError, match="sequence_expand_as: X has 2 rows; expected one per sequence of Y, 3"):
         _run(main, feed, [out])
+
+
+# -- sequence_enumerate ---------------------------------------------------------------------------
+
+
+def test_sequence_enumerate_gives_each_rows_window_as_paddles_example(programs):
+    main, _ = programs
+    x = fluid.layers.data(name="x", shape=[1], dtype="int32", lod_level=1)
+    out = fluid.layers.sequence_enumerate(x, win_size=2)
+    op = _only_op(main, "sequence_enumerate")
+    assert (op.inputs, op.outputs) == ({"X": ["x"]}, {"Out": [out.name]})
+    assert {k: op.attrs[k] for k in ("win_size", "pad_value")} == {"win_size": 2, "pad_value": 0}
+    assert (out.shape, out.dtype, out.lod_level, out.stop_gradient) == ((-1, 2), "int32", 1, True)
+    feed = create_lod_tensor(np.array([[1], [2], [3], [4], [5]], "int32"), [[3, 2]])
+    (got,) = _run(main, {"x": feed}, [out])
+    np.testing.assert_array_equal(got.data, [[1, 2], [2, 3], [3, 0], [4, 5], [5, 0]])
+    assert got.recursive_sequence_lengths() == [[3, 2]]
+
+
+def test_sequence_enumerate_of_float_ids_is_refused_when_the_program_is_built(programs):
+    with pytest.raises(ShapeError, match="sequence_enumerate: X 'x' is float32; expected int32 or int64 ids"):
+        fluid.layers.sequence_enumerate(_data("x", width=1), win_size=2)

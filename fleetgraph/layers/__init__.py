@@ -55,6 +55,7 @@ from .math import (
 from .nn import accuracy, auc, batch_norm, conv2d, dropout, embedding, fc, pool2d, topk
 from .sequence import (
     sequence_concat,
+    sequence_enumerate,
     sequence_expand,
     sequence_expand_as,
     sequence_first_step,
@@ -148,6 +149,7 @@ __all__ = [
     "reshape",
     "scale",
     "sequence_concat",
+    "sequence_enumerate",
     "sequence_expand",
     "sequence_expand_as",
     "sequence_first_step",

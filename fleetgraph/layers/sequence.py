@@ -1,5 +1,5 @@
 """Sequence layer functions over LoD variables: pooling, concatenation, reshaping, expansion,
-softmax, reversal and length masks."""
+softmax, reversal, length masks, padding to a batch and back, and windows of ids."""
 
 from __future__ import annotations
 
@@ -127,4 +127,14 @@ def sequence_expand_as(x: Variable, y: Variable, name: str | None = None) -> Var
     helper = LayerHelper("sequence_expand_as", name, inputs=x)
     out = helper.create_variable_for_type_inference(x.dtype)
     helper.append_op("sequence_expand_as", {"X": [x], "Y": [y]}, {"Out": [out]})
+    return out
+
+
+def sequence_enumerate(input: Variable, win_size: int, pad_value: int = 0, name: str | None = None) -> Variable:
+    """Row r holds the `win_size` ids of `input` from row r on within its sequence, `pad_value`
+    past the sequence's end: the n-grams of each sequence, under its LoD. No gradient."""
+    helper = LayerHelper("sequence_enumerate", name, inputs=input)
+    out = helper.create_variable_for_type_inference(input.dtype, stop_gradient=True)
+    attrs = {"win_size": int(win_size), "pad_value": int(pad_value)}
+    helper.append_op("sequence_enumerate", {"X": [input]}, {"Out": [out]}, attrs)
     return out

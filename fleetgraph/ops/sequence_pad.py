@@ -196,3 +196,41 @@ register_op(
     kernel=_expand_as_grad,
     takes_lod=True,
 )
+
+# -- sequence_enumerate ---------------------------------------------------------------------------
+
+
+def _enumerate_infer(ctx: InferContext) -> None:
+    x = _sequence_var(ctx, "X")
+    if len(x.shape) != 2 or x.shape[1] != 1:
+        raise ctx.error(f"X '{x.name}' {fmt_shape(x.shape)}: expected one id a row, shape [N, 1]")
+    if not x.dtype.startswith("int"):
+        raise ctx.error(f"X '{x.name}' is {x.dtype}; expected int32 or int64 ids")
+    win_size = ctx.attr("win_size")
+    if win_size < 1:
+        raise ctx.error(f"win_size {win_size}; expected a window of 1 or more ids")
+    ctx.set_output("Out", (x.shape[0], win_size), x.dtype, lod_level=x.lod_level)
+
+
+def _enumerate(xp, x, *, win_size, pad_value):
+    """Out[r] holds the win_size ids from row r on, pad_value past the end of r's sequence."""
+    seq = _sequences(x, "sequence_enumerate: X", levels=1)
+    ids = reshape(xp, seq.data, (-1,))
+    rows = ids.shape[0]
+    if not rows:
+        return seq.with_data(reshape(xp, ids, (0, win_size)))
+    grid = np.arange(rows)[:, None] + np.arange(win_size)
+    ends = np.repeat(seq.offsets[1:], np.diff(seq.offsets))
+    valid = grid < ends[:, None]
+    return seq.with_data(_padded(xp, ids, np.where(valid, grid, 0), valid, pad_value))
+
+
+register_op(
+    "sequence_enumerate",
+    inputs=("X",),
+    outputs=("Out",),
+    attrs={"win_size": 0, "pad_value": 0},
+    infer_shape=_enumerate_infer,
+    kernel=_enumerate,
+    takes_lod=True,
+)

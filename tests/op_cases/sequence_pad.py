@@ -81,3 +81,24 @@ for _name, _lod, _shape in (
         no_grad=("Y",),
         reference=naive_sequence_expand_as,
     )
+
+
+def naive_sequence_enumerate(X, win_size, pad_value, **a):
+    windows = []
+    for s in _split(X):
+        ids = np.concatenate([s.ravel(), np.full(win_size, pad_value, dtype=s.dtype)])
+        windows += [ids[r : r + win_size] for r in range(len(s))]
+    return {"Out": LoDTensor(np.array(windows, dtype=X.data.dtype).reshape(-1, win_size), X.levels)}
+
+
+# -- sequence_enumerate: Paddle's test LoD and windows, one longer than a sequence ----------------
+
+_ids = np.random.default_rng(3).integers(1, 100, size=(18, 1)).astype(np.int32)
+for _name, _win, _pad in (("win2", 2, 0), ("longer_than_a_sequence", 5, 7)):
+    case(
+        "sequence_enumerate",
+        {"X": create_lod_tensor(_ids, [[9, 4, 0, 5]])},
+        attrs={"win_size": _win, "pad_value": _pad},
+        name=_name,
+        reference=naive_sequence_enumerate,
+    )
