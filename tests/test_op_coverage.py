@@ -4,6 +4,7 @@ op fails, so the lists cannot go stale."""
 
 from __future__ import annotations
 
+import op_cases
 import pytest
 
 import fleetgraph.ops  # noqa: F401  (registers every op family)
@@ -91,6 +92,16 @@ NOT_EXPORTED: dict[str, str] = {
     **dict.fromkeys(PSERVER_TABLES, "a table on the pservers: " + _ONE_PROCESS + ", its tables as initializers"),
     **dict.fromkeys(READERS, "a reader: an ONNX model takes its feeds as inputs"),
 }
+
+# Each op family's own reasons, declared beside its cases in tests/op_cases; a name in both places
+# would make one reason silently win, so it fails instead.
+for _mine, _family in (
+    (NOT_DIFFERENTIABLE, op_cases.NOT_DIFFERENTIABLE),
+    (NOT_EAGER, op_cases.NOT_EAGER),
+    (NOT_EXPORTED, op_cases.NOT_EXPORTED),
+):
+    assert not set(_mine) & set(_family), f"listed twice: {sorted(set(_mine) & set(_family))}"
+    _mine.update(_family)
 
 
 def _is_grad_op(op_type: str) -> bool:

@@ -32,10 +32,18 @@ class VarType:
     DENSE_TENSOR = "dense_tensor"  # Paddle's LOD_TENSOR
     SELECTED_ROWS = "selected_rows"
     RAW = "raw"
-    ALL = (DENSE_TENSOR, SELECTED_ROWS, RAW)
+    LOD_TENSOR_ARRAY = "lod_tensor_array"  # a list of tensors, indexed by array_write/array_read
+    STEP_SCOPES = "step_scopes"  # a loop's saved iterations, which its gradient op reads back
+    ALL = (DENSE_TENSOR, SELECTED_ROWS, RAW, LOD_TENSOR_ARRAY, STEP_SCOPES)
 
 
-_PRINT_TYPE = {VarType.DENSE_TENSOR: "LOD_TENSOR", VarType.SELECTED_ROWS: "SELECTED_ROWS", VarType.RAW: "RAW"}
+_PRINT_TYPE = {
+    VarType.DENSE_TENSOR: "LOD_TENSOR",
+    VarType.SELECTED_ROWS: "SELECTED_ROWS",
+    VarType.RAW: "RAW",
+    VarType.LOD_TENSOR_ARRAY: "LOD_TENSOR_ARRAY",
+    VarType.STEP_SCOPES: "STEP_SCOPES",
+}
 
 
 def _normalize_shape(shape) -> tuple[int, ...]:
