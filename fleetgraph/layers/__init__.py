@@ -53,6 +53,7 @@ from .math import (
     where,
 )
 from .nn import accuracy, auc, batch_norm, conv2d, dropout, embedding, fc, pool2d, topk
+from .recurrent import dynamic_gru, dynamic_lstm, gru_unit, lstm_unit
 from .sequence import (
     sequence_concat,
     sequence_enumerate,
@@ -107,6 +108,10 @@ __all__ = [
     "cross_entropy",
     "data",
     "dropout",
+    "dynamic_gru",
+    "dynamic_lstm",
+    "gru_unit",
+    "lstm_unit",
     "elementwise_add",
     "elementwise_div",
     "elementwise_max",

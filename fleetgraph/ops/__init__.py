@@ -15,6 +15,8 @@ from . import (  # noqa: F401
     optimizer,
     pool,
     reader,
+    recurrent,
+    recurrent_cells,
     reduce,
     sequence,
     sequence_pad,
