@@ -5,6 +5,7 @@ from . import (  # noqa: F401
     clip,
     collective,
     conv,
+    crf,
     distributed,
     linalg,
     loss,

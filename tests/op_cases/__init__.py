@@ -52,4 +52,4 @@ NOT_EAGER: dict[str, str] = {}
 NOT_EXPORTED: dict[str, str] = {}
 
 # the family modules register their cases on import
-from . import collective, math, nn, recurrent, sequence, sequence_pad, sequence_rows, tensor  # noqa: E402,F401
+from . import collective, crf, math, nn, recurrent, sequence, sequence_pad, sequence_rows, tensor  # noqa: E402,F401
