@@ -1,5 +1,6 @@
 """Layer functions that append ops to the default programs (`fluid.layers`)."""
 
+from .crf import chunk_eval, crf_decoding, linear_chain_crf
 from .helper import LayerHelper
 from .io import fluid_data as data
 from .learning_rate_scheduler import (
@@ -98,10 +99,12 @@ __all__ = [
     "batch_norm",
     "cast",
     "ceil",
+    "chunk_eval",
     "concat",
     "conv2d",
     "cos",
     "cosine_decay",
+    "crf_decoding",
     "create_global_var",
     "increment",
     "create_parameter",
@@ -133,6 +136,7 @@ __all__ = [
     "inverse_time_decay",
     "less_equal",
     "less_than",
+    "linear_chain_crf",
     "linear_lr_warmup",
     "log",
     "log_softmax",
