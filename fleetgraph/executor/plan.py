@@ -3,6 +3,7 @@ the run context that `needs_context` kernels see (sub-blocks are run through the
 
 from __future__ import annotations
 
+import copy
 import weakref
 
 import numpy as np
@@ -34,14 +35,31 @@ class Plan:
             }
         )
         self.block = block
+        self._written: frozenset[str] | None = None
 
-    def run(self, env: dict, xp, ctx: RunContext | None = None) -> None:
+    @property
+    def written(self) -> frozenset[str]:
+        """Every variable an op of this block, or of a block nested under one of its ops, writes:
+        what a loop saves of each iteration for its gradient."""
+        if self._written is None:
+            program, names, pending = self.block.program, set(), [self.block]
+            while pending:
+                block = pending.pop()
+                for op in block.ops:
+                    names.update(op.output_arg_names)
+                    if "sub_block" in op.attrs:
+                        pending.append(program.block(op.attrs["sub_block"]))
+            self._written = frozenset(names)
+        return self._written
+
+    def run(self, env: dict, xp, ctx: RunContext | None = None, reseed: bool = True) -> None:
         """Run the steps on `env` with the array module `xp`; seeded random ops start their streams
-        over, so every run draws the same numbers."""
-        for step in self.random_steps:
-            step.reseed()
+        over (unless `reseed` is False: a loop's later iterations), so every run draws the same numbers."""
+        if reseed:
+            for step in self.random_steps:
+                step.reseed()
         for step in self.context_steps:
-            step.kwargs["ctx"] = ctx
+            step.kwargs["ctx"] = None if ctx is None else ctx.at(step.op)
         run_steps(self.steps, env, xp)
 
 
@@ -69,10 +87,25 @@ class RunContext:
 
     def __init__(self, plans: Plans, program: Program, scope: Scope, env: dict, xp) -> None:
         self.plans, self.program, self.scope, self.env, self.xp = plans, program, scope, env, xp
+        self.op = None  # the op whose kernel holds this context (see `at`)
+        self._blocks_run: set[int] = set()  # shared by every op's view of one run
+
+    def at(self, op) -> RunContext:
+        """This run's context as `op`'s kernel sees it: the same run, with `op` (its variable names)."""
+        view = copy.copy(self)
+        view.op = op
+        return view
 
     def run_block(self, index: int) -> None:
-        """Run sub-block `index` of the program on this run's variables."""
-        self.plans.get(self.program, index).run(self.env, self.xp, self)
+        """Run sub-block `index` of the program on this run's variables. Its random ops start their
+        streams over the first time the block runs in this run only: each iteration of a loop draws
+        new numbers, and each run of the program the same ones."""
+        first = index not in self._blocks_run
+        self._blocks_run.add(index)
+        self.plan(index).run(self.env, self.xp, self, reseed=first)
+
+    def plan(self, index: int) -> Plan:
+        return self.plans.get(self.program, index)
 
     @property
     def comm(self):

@@ -16,11 +16,17 @@ class Tensor:
         self._scope, self._name = scope, name
 
     def __array__(self, dtype=None, copy=None):
+        """The value (`copy=True`: a copy, which the next run's in-place optimizer update leaves alone)."""
         value = np.asarray(self._scope.vars[self._name])
-        return value.astype(dtype) if dtype is not None else value
+        if dtype is not None:
+            return value.astype(dtype, copy=bool(copy))
+        return value.copy() if copy else value
 
     def set(self, array, place=None) -> None:
-        self._scope.vars[self._name] = np.array(array)
+        """A copy of `array` as the value, in the array module of `place` (a GPU's, a strict one) when given."""
+        value = np.array(array)
+        module = getattr(place, "array_module", None)
+        self._scope.vars[self._name] = value if module is None else module().asarray(value)
 
     def shape(self) -> list[int]:
         return list(np.shape(self._scope.vars[self._name]))

@@ -373,11 +373,17 @@ class Block:
         return op
 
     def to_string(self, throw_on_error: bool = False, with_details: bool = True) -> str:
+        """Paddle's block dump; a sub-block (a branch, a loop body, a gradient block) is printed
+        indented under the op that runs it."""
         lines = [f"{{ // block_idx:{self.idx}  parent_idx:{self.parent_idx}  forward_idx:{self.forward_block_idx}"]
         lines += [f"    {v.to_string()}" for v in self.vars.values()]
         if self.vars:
             lines.append("")
-        lines += [f"    {op.to_string()}" for op in self.ops]
+        for op in self.ops:
+            lines.append(f"    {op.to_string()}")
+            sub = self.program._nested_block(op)
+            if sub is not None:
+                lines += [("        " + line).rstrip() for line in sub.to_string().split("\n")]
         lines.append("}")
         return "\n".join(lines)
 
@@ -454,7 +460,16 @@ class Program:
         return self._op_role_guard(OpRole.Backward)
 
     def to_string(self, throw_on_error: bool = False, with_details: bool = False) -> str:
-        return "\n".join(b.to_string(throw_on_error, with_details) for b in self.blocks)
+        """Every block, each sub-block nested under the op that runs it (see Block.to_string)."""
+        nested = {sub.idx for b in self.blocks for op in b.ops if (sub := self._nested_block(op)) is not None}
+        return "\n".join(b.to_string(throw_on_error, with_details) for b in self.blocks if b.idx not in nested)
+
+    def _nested_block(self, op: Operator) -> Block | None:
+        """The sub-block `op` runs, when it is a child of op's block (a well-formed program's are)."""
+        sub = op.attrs.get("sub_block")
+        if isinstance(sub, int) and 0 <= sub < len(self.blocks) and self.blocks[sub].parent_idx == op.block.idx:
+            return self.blocks[sub]
+        return None
 
     __str__ = to_string
 

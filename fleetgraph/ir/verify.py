@@ -57,16 +57,69 @@ def _verify_block(program: Program, block: Block, feeds: set[str]) -> None:
                 if block._find_var_recursive(name) is None:
                     _fail(block, i, f"{where}: output {slot} names variable {name!r}, which does not exist")
                 available.add(name)
+        if op.type in _SUB_BLOCK_SLOTS:
+            _verify_sub_block_op(program, block, i, where)
+
+
+# a sub-block op's slots: (its condition, what the body reads from outside, what it writes there)
+_SUB_BLOCK_SLOTS = {"while": ("Condition", "X", "Out"), "conditional_block": ("Cond", "Input", "Out")}
+
+
+def _verify_sub_block_op(program: Program, block: Block, i: int, where: str) -> None:
+    """A loop or branch: its sub-block is a child of this block, its condition a bool with one
+    element, and the outer variables the body reads and writes are the ones the op declares (the
+    gradient and the pruning of the program go by them)."""
+    op = block.ops[i]
+    cond_slot, read_slot, write_slot = _SUB_BLOCK_SLOTS[op.type]
+    sub_idx = op.attrs.get("sub_block")
+    if not isinstance(sub_idx, int) or not 0 < sub_idx < len(program.blocks):
+        _fail(block, i, f"{where}: sub_block {sub_idx!r} is not a block of this program")
+    sub = program.blocks[sub_idx]
+    if sub.parent_idx != block.idx:
+        _fail(block, i, f"{where}: sub_block {sub_idx} has parent block {sub.parent_idx}; expected {block.idx}")
+    if op.type == "while" or op.attrs.get("is_scalar_condition"):
+        for name in op.input(cond_slot):
+            var = block.var_recursive(name)
+            if var.dtype != "bool" or any(d > 1 for d in var.shape):
+                _fail(
+                    block,
+                    i,
+                    f"{where}: condition {name!r} is {var.dtype} of shape {list(var.shape)}; expected a bool "
+                    "with one element",
+                )
+    declared_reads = set(op.input(read_slot)) | set(op.input(cond_slot))
+    declared_writes = set(op.output(write_slot))
+    inner: set[str] = set()
+    for j, inner_op in enumerate(sub.ops):
+        for name in inner_op.input_arg_names:
+            if name not in inner and _outer(sub, name) and name not in declared_reads:
+                _fail(
+                    sub,
+                    j,
+                    f"{where}: its sub-block {sub.idx} reads {name!r} from outside, which the op does not list "
+                    f"in {read_slot}",
+                )
+        for name in inner_op.output_arg_names:
+            inner.add(name)
+            if _outer(sub, name) and name not in declared_writes:
+                _fail(
+                    sub,
+                    j,
+                    f"{where}: its sub-block {sub.idx} writes {name!r} of an outer block, which the op does not "
+                    f"list in {write_slot}",
+                )
+    if op.type == "while" and not set(op.input(cond_slot)) & inner:
+        _fail(block, i, f"{where}: its sub-block never writes the condition {op.input(cond_slot)}, so it never ends")
+
+
+def _outer(sub: Block, name: str) -> bool:
+    return name not in sub.vars and sub._find_var_recursive(name) is not None
 
 
 def _available_from_ancestors(program: Program, block: Block) -> set[str]:
-    """A sub-block runs inside its parent, so everything the parent defines is readable there."""
-    names: set[str] = set()
-    parent = block.parent
-    while parent is not None:
-        names |= set(parent.vars)
-        parent = parent.parent
-    return names
+    """A sub-block runs inside its parent, so everything the parent defines is readable there; a
+    gradient block also reads its forward block's values."""
+    return {name for other in block._lookup_chain() if other is not block for name in other.vars}
 
 
 def _attr_problem(default, value) -> str | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..dygraph.dispatch import bind, bind_function
 from ..ir.program import Variable
+from .helper import LayerHelper
 
 
 def _binary(op_type):
@@ -38,7 +39,11 @@ relu, sigmoid, tanh, square, exp, log, sqrt, abs, sign, floor, ceil, cos = (
 
 def _compare(op_type):
     def layer(x, y, force_cpu=None, cond=None, name=None):
-        return bind(op_type, {"X": [x], "Y": [y]}, dtype="bool", name=name)
+        """`cond`: an existing bool variable to write the result into (a loop's condition), as Paddle's."""
+        if cond is None:
+            return bind(op_type, {"X": [x], "Y": [y]}, dtype="bool", name=name)
+        LayerHelper(op_type, inputs=[x, y]).append_op(op_type, {"X": [x], "Y": [y]}, {"Out": [cond]})
+        return cond
 
     layer.__name__ = op_type
     layer.__doc__ = f"`{op_type}`: a bool variable, elementwise with broadcasting."
@@ -48,6 +53,23 @@ def _compare(op_type):
 less_than, less_equal, greater_than, greater_equal, equal, not_equal = (
     _compare(t) for t in ("less_than", "less_equal", "greater_than", "greater_equal", "equal", "not_equal")
 )
+
+
+def _logical(op_type, unary=False):
+    def layer(x, y=None, out=None, name=None):
+        inputs = {"X": [x]} if unary else {"X": [x], "Y": [y]}
+        if out is None:
+            return bind(op_type, inputs, dtype="bool", name=name)
+        LayerHelper(op_type, inputs=x).append_op(op_type, inputs, {"Out": [out]})
+        return out
+
+    layer.__name__ = op_type
+    layer.__doc__ = f"`{op_type}`: elementwise on bool variables (`out`: an existing variable to write into)."
+    return layer
+
+
+logical_and, logical_or, logical_xor = (_logical(t) for t in ("logical_and", "logical_or", "logical_xor"))
+logical_not = _logical("logical_not", unary=True)
 
 
 def where(condition, x, y, name=None):
@@ -138,6 +160,20 @@ def monkey_patch_variable() -> None:
     Variable.__neg__ = lambda self: _scalar_op(self, -1.0)
     Variable.__matmul__ = lambda self, other: matmul(self, other)
     Variable.__getitem__ = _getitem
+    # comparisons but not == and != : Variables stay hashable and comparable by identity in lists
+    Variable.__lt__, Variable.__le__ = _comparison("less_than"), _comparison("less_equal")
+    Variable.__gt__, Variable.__ge__ = _comparison("greater_than"), _comparison("greater_equal")
+
+
+def _comparison(op_type):
+    def method(self, other):
+        if isinstance(other, (int, float)):
+            from .tensor import fill_constant
+
+            other = fill_constant([1], self.dtype, other)
+        return bind(op_type, {"X": [self], "Y": [other]}, dtype="bool")
+
+    return method
 
 
 _BIG = 2**31 - 1  # an open end, as Paddle writes it

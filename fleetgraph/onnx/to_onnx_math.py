@@ -38,6 +38,14 @@ def _binary(e: Emitter, op) -> None:
     e.node(onnx_type, [x, y], e.out(op, "Out"))
 
 
+_LOGICAL = {"logical_and": "And", "logical_or": "Or", "logical_xor": "Xor"}
+
+
+@exports(*_LOGICAL)
+def _logical(e: Emitter, op) -> None:
+    e.node(_LOGICAL[op.type], [e.x(op, "X"), e.x(op, "Y")], e.out(op, "Out"))
+
+
 _UNARY = {
     "relu": "Relu",
     "sigmoid": "Sigmoid",
@@ -51,6 +59,7 @@ _UNARY = {
     "cos": "Cos",
     "sign": "Sign",
     "assign": "Identity",
+    "logical_not": "Not",
 }
 
 

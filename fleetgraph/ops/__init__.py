@@ -4,6 +4,7 @@ from . import (  # noqa: F401
     activation,
     clip,
     collective,
+    control_flow,
     conv,
     crf,
     distributed,

@@ -197,6 +197,35 @@ for _name, _fn in (
     )
 
 
+# -- logical ops: bool in, bool out (Paddle's logical_and/or/xor/not) ----------------------------------
+
+
+def _logical_infer(ctx: InferContext) -> None:
+    x = ctx.input_var("X")
+    for slot in ("X", "Y"):
+        if ctx.has_input(slot) and ctx.input_var(slot).dtype != "bool":
+            v = ctx.input_var(slot)
+            raise ctx.error(f"{slot} '{v.name}' is {v.dtype}; expected bool")
+    shape = x.shape
+    if ctx.has_input("Y"):
+        y = ctx.input_var("Y")
+        shape = broadcast_dims(ctx, x.shape, y.shape, f"Y '{y.name}' and X '{x.name}'")
+    ctx.set_output("Out", shape, "bool")
+
+
+for _name in ("and", "or", "xor"):
+    register_op(
+        f"logical_{_name}",
+        inputs=("X", "Y"),
+        outputs=("Out",),
+        infer_shape=_logical_infer,
+        kernel=lambda xp, x, y, fn=f"logical_{_name}": getattr(xp, fn)(x, y),
+    )
+register_op(
+    "logical_not", inputs=("X",), outputs=("Out",), infer_shape=_logical_infer, kernel=lambda xp, x: xp.logical_not(x)
+)
+
+
 def _increment_infer(ctx: InferContext) -> None:
     x = ctx.input_var("X")
     if prod(x.shape) != 1:

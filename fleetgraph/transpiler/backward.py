@@ -87,10 +87,12 @@ def _append_grad_ops(
 ):
     """Gradient ops of `targets` over `block`'s forward ops, appended to `target` (default `block`);
     with `checkpoints`, forward segments between them are recomputed in the backward pass."""
-    program = block.program
     target = target or block
     forward = [op for op in block.ops if not op.attrs.get("op_role", 0) & (OpRole.Backward | OpRole.Optimize)]
-    stop = no_grad | {v.name for v in block.vars.values() if v.stop_gradient and v.name not in sources}
+    # an integer or bool variable carries no gradient: a counter, a comparison, a mask
+    stop = no_grad | {
+        v.name for v in block.vars.values() if (v.stop_gradient or not _floating(v)) and v.name not in sources
+    }
     # step 1: variables that carry a gradient from a source, and ops that lead to a target
     requires = set(sources) - stop
     if leaves_need_grad:
@@ -129,27 +131,112 @@ def _append_grad_ops(
         for t in targets
     ]
     # step 3: gradient ops, last forward op first
-    per_op = []
-    for op in path:
-        op_descs = []
-        maker = get_op_def(op.type).grad
-        # an op without a gradient (a comparison, a metric, a constant) passes none back, as in Paddle
-        for desc in maker(op) if maker is not None else ():
-            desc["outputs"] = {
-                slot: [n if _forward_name(n) in requires else None for n in names]
-                for slot, names in desc["outputs"].items()
-            }
-            if any(n for names in desc["outputs"].values() for n in names):
-                op_descs.append(desc)
-        per_op.append((op, op_descs))
+    per_op = _grad_descs(path, requires, no_grad, target)
     if checkpoints:
         descs = _with_recompute(block, target, forward, per_op, checkpoints, {t.name for t in targets})
     else:
         descs = [d for _, op_descs in per_op for d in op_descs]
     # step 4: unique names for repeated writes, sums before reads; zeros for gradients never written
-    descs = _accumulate(seeds + descs, target)
+    descs, _ = _accumulate(seeds + descs, target)
     # step 5: variables and ops
-    with program._backward_role_guard():
+    _append_descs(target, descs)
+    produced = {n for d in descs for names in d["outputs"].values() for n in names if n}
+    return {_forward_name(g): g for g in produced if g.endswith(GRAD) and _forward_name(g) in sources}
+
+
+def _grad_descs(path: list[Operator], requires: set[str], no_grad: set[str], target: Block) -> list:
+    """Each path op's gradient op descriptions, as (op, descs) pairs. An op with a sub-block gets a
+    gradient block built from it first (`_grad_sub_block`), which its maker names. The last desc
+    of an op lists the gradients its writes end (`_kills`): a variable written here and read
+    earlier (a loop's carried value, an assign into an existing variable) is another version there."""
+    per_op = []
+    for op in path:
+        op_descs = []
+        maker = get_op_def(op.type).grad
+        if maker is None:  # a comparison, a metric, a constant: passes no gradient back, as in Paddle
+            made = ()
+        elif "sub_block" in op.attrs:
+            made = maker(op, _grad_sub_block(op, requires, no_grad, target))
+
+            def carries(name: str, block=op.block) -> bool:
+                return _forward_name(name) in requires and _floating(block.var_recursive(_forward_name(name)))
+
+            for desc in made:  # gradients flow in and out only for float variables that carry one
+                desc["inputs"] = {
+                    slot: [n for n in names if GRAD not in n or carries(n)] for slot, names in desc["inputs"].items()
+                }
+                desc["outputs"] = {
+                    slot: [n if carries(n) else None for n in names] for slot, names in desc["outputs"].items()
+                }
+        else:
+            made = maker(op)
+        for desc in made:
+            desc["outputs"] = {
+                slot: [n if n and _forward_name(n) in requires else None for n in names]
+                for slot, names in desc["outputs"].items()
+            }
+            if any(n for names in desc["outputs"].values() for n in names):
+                op_descs.append(desc)
+        if op_descs:
+            op_descs[-1]["_kills"] = [grad_var_name(n) for n in op.output_arg_names if n not in op.input_arg_names]
+        per_op.append((op, op_descs))
+    return per_op
+
+
+def _grad_sub_block(op: Operator, requires: set[str], no_grad: set[str], parent: Block) -> int:
+    """The gradient block of a sub-block op (conditional_block, while), as Paddle builds it: a child
+    of `parent` whose forward block is the sub-block, holding the gradient ops of the sub-block's
+    ops on a path from the op's inputs to its outputs. The gradients of the op's outputs come in
+    from outside under their own names; an output the sub-block overwrites without reading leaves
+    a zero gradient for what came before it. Returns the new block's index."""
+    program = op.block.program
+    sub = program.block(op.attrs["sub_block"])
+    current = program.current_block_idx
+    grad_block = program._create_block(parent_idx=parent.idx)
+    grad_block.forward_block_idx = sub.idx
+    program.current_block_idx = current
+    stop = no_grad | {v.name for v in sub.vars.values() if v.stop_gradient or not _floating(v)}
+    inner = set(requires)
+    grew = True
+    while grew:  # to a fixed point: a loop's later iterations read what its last ops write
+        grew = False
+        for o in sub.ops:
+            if any(n in inner for n in o.input_arg_names):
+                new = {n for n in o.output_arg_names if n not in stop} - inner
+                inner |= new
+                grew = grew or bool(new)
+    outer = [n for n in op.output("Out") if n in inner and _floating(sub.var_recursive(n))]
+    needed, on_path = set(outer), set()
+    grew = True
+    while grew:
+        grew = False
+        for o in reversed(sub.ops):
+            if id(o) not in on_path and any(n in needed for n in o.output_arg_names):
+                if any(n in inner for n in o.input_arg_names):
+                    on_path.add(id(o))
+                    needed |= {n for n in o.input_arg_names if n in inner}
+                    grew = True
+    path = [o for o in reversed(sub.ops) if id(o) in on_path]
+    per_op = _grad_descs(path, inner, no_grad, grad_block)
+    incoming = [grad_var_name(n) for n in outer]
+    descs, dead = _accumulate([d for _, op_descs in per_op for d in op_descs], grad_block, incoming)
+    for name in outer:
+        if grad_var_name(name) in dead:
+            descs.append(
+                dict(type="fill_zeros_like", inputs={"X": [name]}, outputs={"Out": [grad_var_name(name)]}, attrs={})
+            )
+    _append_descs(grad_block, descs)
+    return grad_block.idx
+
+
+def _floating(var: Variable) -> bool:
+    return var.dtype in ("float16", "bfloat16", "float32", "float64")
+
+
+def _append_descs(target: Block, descs: list[dict]) -> None:
+    """Create the gradient variables the descs name (shaped as their forward variables) and append
+    the ops under op_role Backward."""
+    with target.program._backward_role_guard():
         for desc in descs:
             for names in list(desc["inputs"].values()) + list(desc["outputs"].values()):
                 for name in names:
@@ -157,8 +244,6 @@ def _append_grad_ops(
                         fwd = target.var_recursive(_forward_name(name))
                         target.create_var(name, fwd.shape, fwd.dtype, lod_level=fwd.lod_level)
             target.append_op(desc["type"], desc["inputs"], _kept_outputs(target, desc), desc["attrs"])
-    produced = {n for d in descs for names in d["outputs"].values() for n in names if n}
-    return {_forward_name(g): g for g in produced if g.endswith(GRAD) and _forward_name(g) in sources}
 
 
 def _with_recompute(block: Block, target: Block, forward, per_op, checkpoints: set[str], losses: set[str]) -> list:
@@ -259,10 +344,17 @@ def _mark_loss_op(block: Block, name: str) -> None:
             return
 
 
-def _accumulate(descs: list[dict], block: Block) -> list[dict]:
-    """Rename repeated writes of a gradient and insert `sum` ops, as Paddle's backward does."""
+def _accumulate(descs: list[dict], block: Block, incoming: Iterable[str] = ()) -> tuple[list[dict], set[str]]:
+    """Rename repeated writes of a gradient and insert `sum` ops, as Paddle's backward does.
+
+    Versions: a gradient a desc both reads and writes (a loop's carried variable) starts over with
+    that write, and the gradients a forward op's writes end (`_kills`) start over with their next
+    write; read before any, they are zero. `incoming` names gradients that exist before the first
+    desc (a gradient block's outputs' gradients). Returns the descs and the gradients ended and
+    never written again."""
     out: list[dict] = []
-    pending: dict[str, list[str]] = {}  # gradient name -> names its contributions were written to
+    pending: dict[str, list[str]] = {name: [name] for name in incoming}
+    dead: set[str] = set()
     counter = [0]
 
     def flush(name: str) -> None:
@@ -272,10 +364,13 @@ def _accumulate(descs: list[dict], block: Block) -> list[dict]:
             pending[name] = [name]
 
     for desc in descs:
+        kills = desc.pop("_kills", ())
+        read = set()
         for names in desc["inputs"].values():
             for name in names:
                 if GRAD not in name:
                     continue
+                read.add(name)
                 if name in pending:
                     flush(name)
                 else:
@@ -293,17 +388,23 @@ def _accumulate(descs: list[dict], block: Block) -> list[dict]:
             for i, name in enumerate(names):
                 if not name:
                     continue
-                if name in pending:
+                if name in pending and name not in read:
                     renamed = f"{name}@RENAME@block{block.idx}@{counter[0]}"
                     counter[0] += 1
                     names[i] = renamed
                     pending[name].append(renamed)
                 else:
                     pending[name] = [name]
+                dead.discard(name)
         out.append(desc)
+        for name in kills:
+            if name in pending:
+                flush(name)
+                del pending[name]
+                dead.add(name)
     for name in list(pending):
         flush(name)
-    return out
+    return out, dead
 
 
 def _tag_param_grads(block: Block, pairs) -> None:

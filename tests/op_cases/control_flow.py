@@ -1,0 +1,55 @@
+"""Cases for the control-flow ops a single op can show (select_input, select_output, the logical
+ops); the sub-block ops are covered by tests/test_control_flow.py."""
+
+import numpy as np
+
+from . import COVERED_ELSEWHERE, NOT_DIFFERENTIABLE, NOT_EAGER, NOT_EXPORTED, case, rand
+
+_A, _B = rand(2, 3, seed=1), rand(2, 3, seed=2)
+for _pick in (0, 1):
+    case(
+        "select_input",
+        {"X": [_A, _B], "Mask": np.array([_pick], dtype="int32")},
+        reference=lambda X, Mask, **a: {"Out": X[int(Mask[0])]},
+        no_grad=("Mask",),
+        name=f"pick{_pick}",
+    )
+    case(
+        "select_output",
+        {"X": _A, "Mask": np.array([_pick], dtype="int32")},
+        outputs={"Out": 2},
+        reference=lambda X, Mask, **a: {"Out": [X if i == int(Mask[0]) else np.zeros_like(X) for i in range(2)]},
+        no_grad=("Mask",),
+        name=f"pick{_pick}",
+    )
+
+_P = np.array([[True, False, True], [False, False, True]])
+_Q = np.array([[True, True, False], [False, True, True]])
+for _name, _fn in (("and", np.logical_and), ("or", np.logical_or), ("xor", np.logical_xor)):
+    case(f"logical_{_name}", {"X": _P, "Y": _Q}, reference=lambda X, Y, fn=_fn, **a: {"Out": fn(X, Y)})
+case("logical_not", {"X": _P}, reference=lambda X, **a: {"Out": np.logical_not(X)})
+
+_SUB_BLOCK = "tests/test_control_flow.py: values and gradients against NumPy and central differences"
+COVERED_ELSEWHERE.update(dict.fromkeys(("conditional_block", "while"), _SUB_BLOCK))
+NOT_DIFFERENTIABLE.update(
+    dict.fromkeys(("logical_and", "logical_or", "logical_xor", "logical_not"), "bool in, bool out")
+)
+NOT_EAGER.update(
+    {
+        **dict.fromkeys(
+            ("conditional_block", "while"),
+            "eager mode has no blocks: cond, while_loop and friends run Python's if and while there, as Paddle's",
+        ),
+        **dict.fromkeys(
+            ("select_input", "select_output"),
+            "cond's plumbing between blocks: in eager mode cond is Python's if, and select_output writes into the "
+            "op's variables, which an eager call does not have",
+        ),
+    }
+)
+NOT_EXPORTED.update(
+    {
+        **dict.fromkeys(("conditional_block", "while"), "no ONNX exporter yet (If and Loop with a sub-graph)"),
+        **dict.fromkeys(("select_input", "select_output"), "cond's plumbing: exported with cond, as If, or not at all"),
+    }
+)
