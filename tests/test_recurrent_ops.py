@@ -1,5 +1,5 @@
 """The recurrent layers over LoD sequences and their single steps: the ops and parameters
-dynamic_lstm, dynamic_gru, lstm_unit and gru_unit build, their values against the NumPy references
+dynamic_lstm, dynamic_lstmp, dynamic_gru, lstm_unit and gru_unit build, their values against the NumPy references
 of Paddle's unit tests (tests/op_cases/recurrent.py), gradients through time reaching the weights,
 and an LSTM sequence classifier that trains."""
 
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import test_sequence_ops
 from dygraph_helpers import fresh_mode_and_names  # noqa: F401  (fixture)
-from op_cases.recurrent import naive_gru, naive_gru_unit, naive_lstm, naive_lstm_unit
+from op_cases.recurrent import naive_gru, naive_gru_unit, naive_lstm, naive_lstm_unit, naive_lstmp
 
 import fleetgraph as paddle
 import fleetgraph.fluid as fluid
@@ -114,6 +114,45 @@ def test_dynamic_lstm_refuses_an_integer_input_and_a_bias_of_the_wrong_width(pro
     outs = {slot: [block.create_var(slot.lower()).name] for slot in ("Hidden", "Cell", "BatchGate", "BatchCellPreAct")}
     with pytest.raises(ShapeError, match=r"lstm: Bias 'b' \[1, 12\]: expected \[1, 21\] \(use_peepholes=True"):
         block.append_op("lstm", {"Input": [x.name], "Weight": [w.name], "Bias": [b.name]}, outs)
+
+
+# -- dynamic_lstmp --------------------------------------------------------------------------------
+
+
+def test_dynamic_lstmp_builds_paddles_lstmp_op_with_a_projection_weight(programs):
+    main, _ = programs
+    projection, cell = fluid.layers.dynamic_lstmp(_data("x", 4 * D), 4 * D, 2, cell_clip=0.5, use_peepholes=False)
+    op = _op(main, "lstmp")
+    assert op.inputs == {
+        "Input": ["x"],
+        "Weight": ["lstmp_0.w_0"],
+        "ProjWeight": ["lstmp_0.w_1"],
+        "Bias": ["lstmp_0.b_0"],
+    }
+    assert list(op.outputs) == ["Projection", "Cell", "BatchHidden", "BatchGate", "BatchCellPreAct"]
+    assert (op.attrs["cell_clip"], op.attrs["proj_clip"], op.attrs["proj_activation"]) == (0.5, 0.0, "tanh")
+    block = main.global_block()
+    shapes = [block.var(f"lstmp_0.{p}").shape for p in ("w_0", "w_1", "b_0")]
+    assert shapes == [(2, 4 * D), (D, 2), (1, 4 * D)]
+    assert projection.shape == (-1, 2) and cell.shape == (-1, D) and projection.lod_level == 1
+
+
+def test_dynamic_lstmp_gives_the_projection_and_cell_of_paddles_reference(programs):
+    """Clipped cells and projections, initial states, an empty sequence."""
+    main, startup = programs
+    x, h0, c0 = _data("x", 4 * D), _data("h0", 2, 0), _data("c0", D, 0)
+    projection, cell = fluid.layers.dynamic_lstmp(
+        x, 4 * D, 2, bias_attr=_BIAS, h_0=h0, c_0=c0, dtype="float64", cell_clip=0.5, proj_clip=0.2
+    )
+    feed = {"x": create_lod_tensor(_RNG.normal(size=(6, 4 * D)), [[4, 0, 2]]), "h0": _RNG.normal(size=(3, 2))}
+    feed["c0"] = _RNG.normal(size=(3, D))
+    (r, c), params = _run(main, startup, feed, [projection, cell])
+    weights = {k: params[f"lstmp_0.{p}"] for k, p in (("Weight", "w_0"), ("ProjWeight", "w_1"), ("Bias", "b_0"))}
+    want = naive_lstmp(feed["x"], H0=feed["h0"], C0=feed["c0"], **weights, **_op(main, "lstmp").attrs)
+    assert r.lod() == c.lod() == [[0, 4, 4, 6]]
+    np.testing.assert_allclose(np.array(r), want["Projection"].data, rtol=1e-10)
+    np.testing.assert_allclose(np.array(c), want["Cell"].data, rtol=1e-10)
+    assert np.abs(np.array(r)).max() == 0.2
 
 
 # -- dynamic_gru ----------------------------------------------------------------------------------

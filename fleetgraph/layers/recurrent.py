@@ -1,5 +1,6 @@
-"""Recurrent layer functions: LSTM and GRU over LoD sequences (dynamic_lstm, dynamic_gru) and their
-single steps (lstm_unit, gru_unit), with Paddle 1.8's signatures and parameter shapes."""
+"""Recurrent layer functions: LSTM and GRU over LoD sequences (dynamic_lstm, dynamic_lstmp,
+dynamic_gru) and their single steps (lstm_unit, gru_unit), with Paddle 1.8's signatures and
+parameter shapes."""
 
 from __future__ import annotations
 
@@ -25,6 +26,35 @@ def _outputs(helper: LayerHelper, dtype, n: int) -> list[Variable]:
     return [helper.create_variable_for_type_inference(dtype) for _ in range(n)]
 
 
+def _lstm_layer(layer: str, op_type: str, name, input, h_0, c_0, bias_attr):
+    """What dynamic_lstm and dynamic_lstmp share: the checks, the helper and the optional initial
+    states as inputs."""
+    _check_float(layer, "input", input)
+    for arg, state in (("h_0", h_0), ("c_0", c_0)):
+        if state is not None:
+            _check_float(layer, arg, state)
+    if bias_attr is False:
+        raise FleetgraphError(f"{layer}: bias_attr is False; expected a bias, which the {op_type} op needs")
+    inputs = {"Input": [input]}
+    inputs.update({slot: [v] for slot, v in (("H0", h_0), ("C0", c_0)) if v is not None})
+    return LayerHelper(op_type, name, inputs=[input, h_0, c_0]), inputs
+
+
+def _lstm_attrs(use_peepholes, is_reverse, gate_activation, cell_activation, candidate_activation) -> dict:
+    return {
+        "use_peepholes": bool(use_peepholes),
+        "is_reverse": bool(is_reverse),
+        "gate_activation": gate_activation,
+        "cell_activation": cell_activation,
+        "candidate_activation": candidate_activation,
+    }
+
+
+def _lstm_bias(helper: LayerHelper, bias_attr, d: int, use_peepholes: bool, dtype):
+    """[1, 4D] gate biases, then [1, 3D] peephole weights with use_peepholes."""
+    return helper.create_parameter(bias_attr, [1, (7 if use_peepholes else 4) * d], dtype, is_bias=True)
+
+
 def dynamic_lstm(
     input,
     size,
@@ -44,32 +74,67 @@ def dynamic_lstm(
     from h_0 / c_0 ([sequences, D], zeros if absent); gives (hidden, cell), [T, D] each, under
     input's LoD. Weight [D, 4D] and Bias [1, 4D] (gate biases), or [1, 7D] with the peephole
     weights after them."""
-    _check_float("dynamic_lstm", "input", input)
-    for arg, state in (("h_0", h_0), ("c_0", c_0)):
-        if state is not None:
-            _check_float("dynamic_lstm", arg, state)
-    if bias_attr is False:
-        raise FleetgraphError("dynamic_lstm: bias_attr is False; expected a bias, which the lstm op needs")
-    helper = LayerHelper("lstm", name, inputs=[input, h_0, c_0])
+    helper, inputs = _lstm_layer("dynamic_lstm", "lstm", name, input, h_0, c_0, bias_attr)
     d = int(size) // 4
-    weight = helper.create_parameter(param_attr, [d, 4 * d], dtype)
-    bias = helper.create_parameter(bias_attr, [1, (7 if use_peepholes else 4) * d], dtype, is_bias=True)
+    inputs["Weight"] = [helper.create_parameter(param_attr, [d, 4 * d], dtype)]
+    inputs["Bias"] = [_lstm_bias(helper, bias_attr, d, use_peepholes, dtype)]
     hidden, cell, batch_gate, batch_cell_pre_act = _outputs(helper, dtype, 4)
-    inputs = {"Input": [input], "Weight": [weight], "Bias": [bias]}
-    inputs.update({slot: [v] for slot, v in (("H0", h_0), ("C0", c_0)) if v is not None})
     helper.append_op(
         "lstm",
         inputs,
         {"Hidden": [hidden], "Cell": [cell], "BatchGate": [batch_gate], "BatchCellPreAct": [batch_cell_pre_act]},
-        {
-            "use_peepholes": bool(use_peepholes),
-            "is_reverse": bool(is_reverse),
-            "gate_activation": gate_activation,
-            "cell_activation": cell_activation,
-            "candidate_activation": candidate_activation,
-        },
+        _lstm_attrs(use_peepholes, is_reverse, gate_activation, cell_activation, candidate_activation),
     )
     return hidden, cell
+
+
+def dynamic_lstmp(
+    input,
+    size,
+    proj_size,
+    param_attr=None,
+    bias_attr=None,
+    use_peepholes=True,
+    is_reverse=False,
+    gate_activation="sigmoid",
+    cell_activation="tanh",
+    candidate_activation="tanh",
+    proj_activation="tanh",
+    dtype="float32",
+    name=None,
+    h_0=None,
+    c_0=None,
+    cell_clip=None,
+    proj_clip=None,
+):
+    """An LSTM with a recurrent projection: each step reads r_prev = proj_activation(h_prev @
+    ProjWeight [D, proj_size]), clipped to proj_clip, and its cell is clipped to cell_clip (none
+    when unset); gives (projection [T, proj_size], cell [T, D]) under input's LoD. h_0 is
+    [sequences, proj_size], Weight [proj_size, 4D] (size = 4 * D)."""
+    for arg, clip in (("cell_clip", cell_clip), ("proj_clip", proj_clip)):
+        if clip is not None and clip < 0:
+            raise FleetgraphError(f"dynamic_lstmp: {arg} {clip}; expected 0 or more (0: no clip)")
+    helper, inputs = _lstm_layer("dynamic_lstmp", "lstmp", name, input, h_0, c_0, bias_attr)
+    d = int(size) // 4
+    inputs["Weight"] = [helper.create_parameter(param_attr, [proj_size, 4 * d], dtype)]
+    inputs["ProjWeight"] = [helper.create_parameter(param_attr, [d, proj_size], dtype)]
+    inputs["Bias"] = [_lstm_bias(helper, bias_attr, d, use_peepholes, dtype)]
+    projection, cell, batch_hidden, batch_gate, batch_cell_pre_act = _outputs(helper, dtype, 5)
+    attrs = _lstm_attrs(use_peepholes, is_reverse, gate_activation, cell_activation, candidate_activation)
+    attrs.update(proj_activation=proj_activation, cell_clip=float(cell_clip or 0.0), proj_clip=float(proj_clip or 0.0))
+    helper.append_op(
+        "lstmp",
+        inputs,
+        {
+            "Projection": [projection],
+            "Cell": [cell],
+            "BatchHidden": [batch_hidden],
+            "BatchGate": [batch_gate],
+            "BatchCellPreAct": [batch_cell_pre_act],
+        },
+        attrs,
+    )
+    return projection, cell
 
 
 def dynamic_gru(

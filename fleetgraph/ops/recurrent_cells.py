@@ -12,9 +12,10 @@ from ._common import known
 from ._xp import mask, reshape
 
 
-def register_with_grad(op_type: str, *, grad_inputs, grads, grad_kernel, **forward) -> None:
+def register_with_grad(op_type: str, *, grad_inputs, grads, grad_kernel, grad_infer=None, **forward) -> None:
     """The op (register_op's `forward` arguments) and its '<op_type>_grad', whose kernel takes the
-    slots `grad_inputs` (optional ones marked '?') and `need=`, the gradients somebody reads."""
+    slots `grad_inputs` (optional ones marked '?') and `need=`, the gradients somebody reads;
+    `grad_infer` where a gradient's shape is not its input's."""
     maker = make_grad_op(inputs=tuple(slot.rstrip("?") for slot in grad_inputs), outputs=grads)
     register_op(op_type, grad=maker, **forward)
     register_op(
@@ -22,6 +23,7 @@ def register_with_grad(op_type: str, *, grad_inputs, grads, grad_kernel, **forwa
         inputs=grad_inputs,
         outputs=grads,
         attrs=forward.get("attrs"),
+        infer_shape=grad_infer,
         kernel=grad_kernel,
         wants_outputs=True,
         takes_lod=forward.get("takes_lod", False),

@@ -40,42 +40,53 @@ def _rows_of(x: LoDTensor, is_reverse):
         yield i, range(b - 1, a - 1, -1) if is_reverse else range(a, b)
 
 
-def naive_lstm(
-    Input,
-    Weight,
-    Bias,
-    use_peepholes,
-    is_reverse,
-    gate_activation,
-    cell_activation,
-    candidate_activation,
-    H0=None,
-    C0=None,
-    **a,
-):
-    act_gate, act_cell, act_cand = ACT[gate_activation], ACT[cell_activation], ACT[candidate_activation]
-    x, d = Input.data, Weight.shape[0]
+def _naive_lstm_rows(Input, Weight, Bias, H0, C0, attrs, proj=None):
+    """Paddle's test_lstm_op.py / test_lstmp_op.py step per sequence and row, every value by row."""
+    act_gate, act_cell, act_cand = (
+        ACT[attrs[k]] for k in ("gate_activation", "cell_activation", "candidate_activation")
+    )
+    x, d = Input.data, Weight.shape[1] // 4
     b = Bias.ravel()
-    w_i, w_f, w_o = (b[4 * d : 5 * d], b[5 * d : 6 * d], b[6 * d :]) if use_peepholes else (0, 0, 0)
-    hidden, cell = np.zeros((len(x), d)), np.zeros((len(x), d))
-    gates, cell_act = np.zeros((len(x), 4 * d)), np.zeros((len(x), d))
-    for i, rows in _rows_of(Input, is_reverse):
-        h = np.zeros(d) if H0 is None else H0[i]
+    w_i, w_f, w_o = (b[4 * d : 5 * d], b[5 * d : 6 * d], b[6 * d :]) if attrs["use_peepholes"] else (0, 0, 0)
+    cell_clip, proj_clip = attrs.get("cell_clip", 0.0), attrs.get("proj_clip", 0.0)
+    rows = {k: np.zeros((len(x), n)) for k, n in (("hidden", d), ("cell", d), ("cell_act", d), ("gate", 4 * d))}
+    rows["out"] = np.zeros((len(x), Weight.shape[0]))
+    for i, steps in _rows_of(Input, attrs["is_reverse"]):
+        r_prev = np.zeros(Weight.shape[0]) if H0 is None else H0[i]
         c = np.zeros(d) if C0 is None else C0[i]
-        for r in rows:
-            g = x[r] + b[: 4 * d] + h @ Weight
+        for t in steps:
+            g = x[t] + b[: 4 * d] + r_prev @ Weight
             cand, g_i, g_f = act_cand(g[:d]), act_gate(g[d : 2 * d] + w_i * c), act_gate(g[2 * d : 3 * d] + w_f * c)
             c = g_f * c + g_i * cand
+            c = np.clip(c, -cell_clip, cell_clip) if cell_clip > 0 else c
             g_o = act_gate(g[3 * d :] + w_o * c)
             h = g_o * act_cell(c)
-            hidden[r], cell[r], cell_act[r] = h, c, act_cell(c)
-            gates[r] = np.concatenate([cand, g_i, g_f, g_o])
-    batch = _batch_rows(np.diff(Input.levels[-1]), is_reverse)
+            r_prev = h if proj is None else ACT[attrs["proj_activation"]](h @ proj)
+            r_prev = np.clip(r_prev, -proj_clip, proj_clip) if proj_clip > 0 else r_prev
+            for key, value in zip(rows, (h, c, act_cell(c), np.concatenate([cand, g_i, g_f, g_o]), r_prev)):
+                rows[key][t] = value
+    batch = _batch_rows(np.diff(Input.levels[-1]), attrs["is_reverse"])
+    return rows, batch
+
+
+def naive_lstm(Input, Weight, Bias, H0=None, C0=None, **attrs):
+    rows, batch = _naive_lstm_rows(Input, Weight, Bias, H0, C0, attrs)
     return {
-        "Hidden": LoDTensor(hidden, Input.levels),
-        "Cell": LoDTensor(cell, Input.levels),
-        "BatchGate": gates[batch],
-        "BatchCellPreAct": cell_act[batch],
+        "Hidden": LoDTensor(rows["hidden"], Input.levels),
+        "Cell": LoDTensor(rows["cell"], Input.levels),
+        "BatchGate": rows["gate"][batch],
+        "BatchCellPreAct": rows["cell_act"][batch],
+    }
+
+
+def naive_lstmp(Input, Weight, ProjWeight, Bias, H0=None, C0=None, **attrs):
+    rows, batch = _naive_lstm_rows(Input, Weight, Bias, H0, C0, attrs, proj=ProjWeight)
+    return {
+        "Projection": LoDTensor(rows["out"], Input.levels),
+        "Cell": LoDTensor(rows["cell"], Input.levels),
+        "BatchGate": rows["gate"][batch],
+        "BatchCellPreAct": rows["cell_act"][batch],
+        "BatchHidden": rows["hidden"][batch],
     }
 
 
@@ -152,6 +163,40 @@ for _name, _lod, _peep, _reverse, _initial, _acts in (
         reference=naive_lstm,
     )
 
+# -- lstmp: test_lstmp_op.py's configurations, clips that cut some cells and projections ------------
+
+P = 2
+_LSTMP_OUTS = {"Projection": 1, "Cell": 1, "BatchGate": 1, "BatchCellPreAct": 1, "BatchHidden": 1}
+for _name, _lod, _peep, _reverse, _initial, _proj_act, _clips in (
+    ("peepholes_clips", [[2, 3, 2]], True, False, False, "tanh", (0.4, 0.15)),
+    ("empty_reverse_initial_state", [[2, 0, 3]], True, True, True, "tanh", (0.0, 0.0)),
+    ("identity_projection_no_peepholes", [[0, 4, 0]], False, False, True, "identity", (0.0, 0.0)),
+):
+    _t, _n = sum(_lod[0]), len(_lod[0])
+    _inputs = {
+        "Input": create_lod_tensor(rand(_t, 4 * D, seed=16), _lod),
+        "Weight": rand(P, 4 * D, seed=17),
+        "ProjWeight": rand(D, P, seed=18),
+        "Bias": rand(1, (7 if _peep else 4) * D, seed=19),
+    }
+    if _initial:
+        _inputs.update(H0=rand(_n, P, seed=20), C0=rand(_n, D, seed=21))
+    case(
+        "lstmp",
+        _inputs,
+        attrs={
+            "use_peepholes": _peep,
+            "is_reverse": _reverse,
+            "proj_activation": _proj_act,
+            "cell_clip": _clips[0],
+            "proj_clip": _clips[1],
+        },
+        outputs=_LSTMP_OUTS,
+        name=_name,
+        loss_outputs=("Projection", "Cell"),
+        reference=naive_lstmp,
+    )
+
 # -- gru: test_gru_op.py's configurations ---------------------------------------------------------
 
 _GRU_OUTS = {"BatchGate": 1, "BatchResetHiddenPrev": 1, "BatchHidden": 1, "Hidden": 1}
@@ -215,7 +260,7 @@ for _name, _bias, _acts, _origin in (
 
 NOT_EXPORTED.update(
     dict.fromkeys(
-        ("lstm", "gru"),
+        ("lstm", "lstmp", "gru"),
         "no ONNX exporter yet: its sequences come from the LoD's offsets, which are not a graph input "
         "(export to ONNX LSTM/GRU over a padded batch comes later)",
     )
