@@ -105,7 +105,8 @@ def _grown(xp, grad, carry):
     sequences still running then (the first ones: the longest come first)."""
     if carry is None:
         return grad
-    return grad + pad(xp, carry, ((0, grad.shape[0] - carry.shape[0]), (0, 0)))
+    ended = grad.shape[0] - carry.shape[0]  # sequences whose last step this is
+    return grad + (pad(xp, carry, ((0, ended), (0, 0))) if ended else carry)
 
 
 def _joined(xp, parts, width: int, like):
