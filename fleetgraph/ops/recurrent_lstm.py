@@ -285,7 +285,9 @@ def _lstmp_grad_infer(ctx: InferContext) -> None:
 
 def _lstmp(xp, input, h0, c0, weight, proj_weight, bias, *, is_reverse, **attrs):
     """Paddle's lstmp op: an lstm whose step reads r_prev = proj_activation(h_prev @ ProjWeight),
-    clipped to proj_clip, with cells clipped to cell_clip (0: no clip); BatchHidden holds h."""
+    clipped to proj_clip, with cells clipped to cell_clip (0: no clip); BatchHidden holds h.
+    (Paddle 1.8's kernel applies cell_activation where proj_activation is not identity; the two
+    agree in its tests and its layer's defaults.)"""
     seq = _sequences(input, "lstmp: Input", levels=1)
     spec = _Cell.of(xp, weight, bias, proj_weight, **attrs)
     plan, out = _lstm_forward(xp, seq, h0, c0, bias, spec, is_reverse)
