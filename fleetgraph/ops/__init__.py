@@ -19,6 +19,7 @@ from . import (  # noqa: F401
     reader,
     recurrent,
     recurrent_cells,
+    recurrent_lstm,
     reduce,
     sequence,
     sequence_pad,
