@@ -71,6 +71,7 @@ from .math import (
 )
 from .nn import accuracy, auc, batch_norm, conv2d, dropout, embedding, fc, pool2d, topk
 from .recurrent import dynamic_gru, dynamic_lstm, gru_unit, lstm_unit
+from .sampled import hsigmoid, nce
 from .sequence import (
     sequence_concat,
     sequence_enumerate,
@@ -163,6 +164,7 @@ __all__ = [
     "floor",
     "greater_equal",
     "greater_than",
+    "hsigmoid",
     "inverse_time_decay",
     "less_equal",
     "less_than",
@@ -176,6 +178,7 @@ __all__ = [
     "mse_loss",
     "mul",
     "natural_exp_decay",
+    "nce",
     "noam_decay",
     "not_equal",
     "ones",

@@ -21,6 +21,7 @@ from . import (  # noqa: F401
     recurrent_cells,
     recurrent_lstm,
     reduce,
+    sampled,
     sequence,
     sequence_pad,
     sequence_rows,
