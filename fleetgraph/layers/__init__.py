@@ -70,7 +70,7 @@ from .math import (
     where,
 )
 from .nn import accuracy, auc, batch_norm, conv2d, dropout, embedding, fc, pool2d, topk
-from .recurrent import dynamic_gru, dynamic_lstm, gru_unit, lstm_unit
+from .recurrent import dynamic_gru, dynamic_lstm, dynamic_lstmp, gru_unit, lstm_unit
 from .sampled import hsigmoid, nce
 from .sequence import (
     sequence_concat,
@@ -144,6 +144,7 @@ __all__ = [
     "dropout",
     "dynamic_gru",
     "dynamic_lstm",
+    "dynamic_lstmp",
     "gru_unit",
     "lstm_unit",
     "elementwise_add",
