@@ -27,13 +27,29 @@ def _host(a) -> np.ndarray:
     return get() if callable(get) else np.asarray(a)
 
 
+_CHUNK = 16  # rows summed in one padded gather: bounds its padding by the number of rows
+
+
 def _sum_rows(xp, ids: np.ndarray, rows):
-    """(distinct ids sorted, the sum of `rows` [M, D] over each id's entries of `ids` [M])."""
+    """(distinct ids sorted, the sum of `rows` [M, D] over each id's entries of `ids` [M]): the rows
+    ordered by id, then each id's run summed in chunks of _CHUNK rows, the chunks' sums again, until
+    one sum per id is left. A frequent id (a common word, the log-uniform sampler's class 0) costs
+    more rounds, not a padded copy of M rows for every id."""
     order = np.argsort(ids, kind="stable")
     ordered = ids[order]
     starts = np.flatnonzero(np.concatenate([[ids.size > 0], ordered[1:] != ordered[:-1]]))
-    grid, valid, _ = _segments(np.append(starts, ids.size))
-    return ordered[starts], total(xp, _padded(xp, rows, order[grid], valid, 0.0), axis=1)
+    offsets = np.append(starts, ids.size)
+    values = xp.take(rows, xp.asarray(order), axis=0)
+    while True:
+        lengths = np.diff(offsets)
+        chunks = -(-lengths // _CHUNK)  # each run's chunks, a run of _CHUNK rows or fewer is one
+        within = np.arange(chunks.sum()) - np.repeat(np.cumsum(chunks) - chunks, chunks)  # chunk k of its run
+        first = np.repeat(offsets[:-1], chunks) + _CHUNK * within
+        grid, valid, _ = _segments(np.append(first, offsets[-1]), min(_CHUNK, int(lengths.max(initial=0))))
+        values = total(xp, _padded(xp, values, grid, valid, 0.0), axis=1)
+        if chunks.sum() == lengths.size:
+            return ordered[starts], values
+        offsets = np.append(0, np.cumsum(chunks))
 
 
 def _weight_grad(xp, ids: np.ndarray, rows, height: int, sparse: bool):
