@@ -53,6 +53,32 @@ def mlp(optimizer_factory, hidden=(512, 512), classes=10, seed=3):
     return main, startup, image, label, loss, acc
 
 
+def loop_rnn(optimizer_factory, hidden=16, steps=3, classes=10, seed=3):
+    """The MLP's task through a recurrence in a while loop: h0 = tanh(fc(image)), then `steps` times
+    h = tanh(h W + b + h0), then softmax cross entropy. W and b are read in every iteration, so their
+    gradients are sums over the iterations. Returns (main, startup, image, label, loss)."""
+    main, startup = Program(), Program()
+    main.random_seed = startup.random_seed = seed
+    layers = fluid.layers
+    with program_guard(main, startup), unique_name.guard():
+        image = paddle.static.data(name="image", shape=[None, 784], dtype="float32")
+        label = paddle.static.data(name="label", shape=[None, 1], dtype="int64")
+        h0 = paddle.static.nn.fc(image, size=hidden, activation="tanh")
+        w = layers.create_parameter([hidden, hidden], "float32", name="loop_w")
+        b = layers.create_parameter([hidden], "float32", name="loop_b", is_bias=True)
+        i = layers.fill_constant([1], "int64", 0)
+        n = layers.fill_constant([1], "int64", steps)
+
+        def body(i, h):
+            return [i + 1, layers.tanh(layers.elementwise_add(layers.matmul(h, w), b) + h0)]
+
+        _, h = layers.while_loop(lambda i, h: layers.less_than(i, n), body, [i, layers.assign(h0)])
+        logits = paddle.static.nn.fc(h, size=classes)
+        loss = paddle.nn.functional.cross_entropy(logits, label)
+        optimizer_factory().minimize(loss)
+    return main, startup, image, label, loss
+
+
 SPARSE_SLOTS, SPARSE_VOCAB, SPARSE_WIDTH = 3, 5000, 4  # 20,000 elements: one block per pserver
 
 

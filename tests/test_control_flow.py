@@ -421,3 +421,13 @@ def test_loops_and_branches_train_on_the_strict_array_api():
             exe.run(main, feed=feed, fetch_list=[loss], scope=scope)
         results[xp.__name__] = np.asarray(scope.find_var("w").get_tensor())
     np.testing.assert_allclose(results["array_api_strict"], results["numpy"], rtol=1e-6)
+
+
+def test_a_loops_gradient_op_names_every_parameter_it_produces_the_gradient_of():
+    """op_role_var holds [param, grad] pairs: the collective transpiler all-reduces what it names."""
+    main, startup, loss = _rnn_like(unrolled=False)
+    with fluid.program_guard(main, startup):
+        fluid.optimizer.SGD(0.1).minimize(loss)
+    (loop_grad,) = [op for op in main.global_block().ops if op.type == "while_grad"]
+    role_var = loop_grad.attrs["op_role_var"]
+    assert sorted(zip(role_var[0::2], role_var[1::2])) == [("b", "b@GRAD"), ("w", "w@GRAD")]

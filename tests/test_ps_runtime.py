@@ -135,6 +135,21 @@ def test_sync_training_equals_single_process_on_the_whole_batch(tmp_path, optimi
             np.testing.assert_allclose(trained[t][name], value, atol=1e-5, err_msg=f"trainer {t} {name}")
 
 
+@pytest.mark.parametrize("optimizer", ["sgd", "adam"])
+def test_sync_training_through_a_while_loop_equals_single_process(tmp_path, optimizer):
+    """Parameters read in every iteration of a loop are sliced, sent and received as any other; their
+    gradients, summed over the iterations by while_grad, are sent once per step."""
+    steps, batch = 10, 8
+    trained, _ = run_cluster(
+        tmp_path, 2, 2, ["--model", "loop_rnn", "--optimizer", optimizer, "--steps", str(steps), "--batch", str(batch)]
+    )
+    want, losses = single_process("loop_rnn", optimizer, steps, 2 * batch)
+    assert losses[-1] < losses[0]
+    for t in (0, 1):
+        for name, value in want.items():
+            np.testing.assert_allclose(trained[t][name], value, atol=1e-5, err_msg=f"trainer {t} {name}")
+
+
 CLIP_CASES = {  # (optimizer with grad_clip, the same without it, slicing)
     "global_norm-decay-sliced": ("momentum_decay_clip", "momentum_decay", []),
     "by_norm-scheduler-sliced": ("sgd_scheduler_clip_norm", "sgd_scheduler", []),

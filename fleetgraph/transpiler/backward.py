@@ -408,8 +408,13 @@ def _accumulate(descs: list[dict], block: Block, incoming: Iterable[str] = ()) -
 
 
 def _tag_param_grads(block: Block, pairs) -> None:
+    """op_role_var [param, grad, ...] on each gradient's last producer: one op may produce several
+    (a loop's gradient op gives every parameter read in its body one)."""
+    tagged: set[int] = set()
     for param, grad in pairs:
         for op in reversed(block.ops):
             if grad.name in op.output_arg_names:
-                op.attrs["op_role_var"] = [param.name, grad.name]
+                before = op.attrs["op_role_var"] if id(op) in tagged else []
+                op.attrs["op_role_var"] = [*before, param.name, grad.name]
+                tagged.add(id(op))
                 break

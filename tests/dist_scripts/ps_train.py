@@ -18,7 +18,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from models import fit_a_line_2x, global_batches, mlp, sparse_ctr  # noqa: E402
+from models import fit_a_line_2x, global_batches, loop_rnn, mlp, sparse_ctr  # noqa: E402
 
 import fleetgraph as paddle  # noqa: E402
 from fleetgraph.ops.sparse_table import SparseTable  # noqa: E402
@@ -113,6 +113,9 @@ def build(model: str, optimizer: str):
     if model == "sparse":
         main, startup, loss = sparse_ctr(OPTIMIZERS[optimizer], seed=11)
         return main, startup, loss, None
+    if model == "loop_rnn":  # the MLP's data through a while loop that reads its parameters each iteration
+        main, startup, _, _, loss = loop_rnn(OPTIMIZERS[optimizer], seed=11)
+        return main, startup, loss, ("image", "label")
     main, startup, _, _, loss, _ = mlp(OPTIMIZERS[optimizer], hidden=(32,), seed=11)
     return main, startup, loss, ("image", "label")
 
