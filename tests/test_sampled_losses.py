@@ -164,6 +164,28 @@ def test_nce_sparse_weight_gradient_holds_the_sampled_classes_rows(programs):
     assert dense_b.shape == (10, 1) and (dense_b[np.setdiff1d(np.arange(10), labels)] == 0).all()
 
 
+def test_nce_weight_gradient_sums_every_sample_of_a_frequent_class(programs):
+    """Four classes over 40 rows: each class is scored about 40 times, more than one chunk of rows."""
+    main, _ = programs
+    x, label = fluid.data("x", [-1, 3], "float64"), fluid.data("label", [-1, 1], "int64")
+    loss = L.reduce_mean(L.nce(x, label, 4, num_neg_samples=3, seed=5, param_attr=_W_INIT, bias_attr=_B_INIT))
+    w, b = main.global_block().var("nce_w"), main.global_block().var("nce_b")
+    dw, db = fluid.gradients([loss], [w, b])
+    rng = np.random.default_rng(6)
+    xs, ys = rng.normal(size=(40, 3)), rng.integers(0, 4, (40, 1))
+    op = _only_op(main, "nce")
+    names = [dw, db, op.output("SampleLabels")[0], op.output("SampleLogits")[0]]
+    got_w, got_b, labels, o = _run(programs, {"x": xs, "label": ys}, names)
+    k = 3 * 0.25  # num_neg_samples * P(class) of the uniform sampler
+    g = np.where(np.arange(4) < 1, (k / (o + k)) * (o - 1.0), o * (1.0 - o) / (o + k)) / (40 * 4)
+    want_w, want_b = np.zeros((4, 3)), np.zeros((4, 1))
+    np.add.at(want_w, labels.ravel(), (g[:, :, None] * xs[:, None, :]).reshape(-1, 3))
+    np.add.at(want_b, labels.ravel(), g.reshape(-1, 1))
+    assert np.bincount(labels.ravel()).min() > 16
+    np.testing.assert_allclose(got_w, want_w, rtol=1e-10)
+    np.testing.assert_allclose(got_b, want_b, rtol=1e-10)
+
+
 # -- hsigmoid -------------------------------------------------------------------------------------
 
 
