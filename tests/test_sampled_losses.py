@@ -133,18 +133,23 @@ def _nce_loss(xs, ys, is_sparse=False):
     )
 
 
-def test_eager_nce_draws_what_the_static_program_draws(programs):
+@pytest.mark.parametrize("is_sparse", [False, True])
+def test_eager_nce_draws_and_differentiates_as_the_static_program(programs, is_sparse):
     rng = np.random.default_rng(2)
     xs, ys = rng.normal(size=(8, 3)).astype("float32"), rng.integers(0, 10, (8, 1))
     x, label = fluid.data("x", [-1, 3], "float32"), fluid.data("label", [-1, 1], "int64")
-    (static,) = _run(programs, {"x": xs, "label": ys}, [_nce_loss(x, label)])
+    x.stop_gradient = False
+    loss = _nce_loss(x, label, is_sparse)
+    static, static_dx = _run(programs, {"x": xs, "label": ys}, [loss, *fluid.gradients([loss], [x])])
     paddle.disable_static()
     try:
-        eager = _nce_loss(paddle.to_tensor(xs, stop_gradient=False), paddle.to_tensor(ys))
+        xt = paddle.to_tensor(xs, stop_gradient=False)
+        eager = _nce_loss(xt, paddle.to_tensor(ys), is_sparse)
         eager.backward()
     finally:
         paddle.enable_static()
     np.testing.assert_allclose(eager.numpy(), static, rtol=1e-6)
+    np.testing.assert_allclose(xt.grad.numpy(), static_dx, rtol=1e-5)
 
 
 def test_nce_sparse_weight_gradient_holds_the_sampled_classes_rows(programs):
