@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from models import mlp
 from op_cases import Case
-from test_op_registry import ALL_CASES, GRAD_CASES, _build
+from test_op_registry import ALL_CASES, GRAD_CASES, _build, _input_names
 
 import fleetgraph as paddle
 from fleetgraph.executor import Executor, Scope
@@ -156,7 +156,7 @@ def test_gradient_kernel_runs_on_the_strict_array_api(case: Case):
     block.append_op("sum", {"X": terms}, {"Out": [loss.name]})
     wrt = [
         n
-        for slot, names in op.inputs.items()
+        for slot, names in _input_names(case).items()  # fed variables: an array's elements
         if slot not in case.no_grad
         for n in names
         if np.asarray(feed[n]).dtype.kind == "f"

@@ -34,7 +34,8 @@ class VarType:
     RAW = "raw"
     LOD_TENSOR_ARRAY = "lod_tensor_array"  # a list of tensors, indexed by array_write/array_read
     STEP_SCOPES = "step_scopes"  # a loop's saved iterations, which its gradient op reads back
-    ALL = (DENSE_TENSOR, SELECTED_ROWS, RAW, LOD_TENSOR_ARRAY, STEP_SCOPES)
+    LOD_RANK_TABLE = "lod_rank_table"  # sequences ranked by length (lod_rank_table), for DynamicRNN
+    ALL = (DENSE_TENSOR, SELECTED_ROWS, RAW, LOD_TENSOR_ARRAY, STEP_SCOPES, LOD_RANK_TABLE)
 
 
 _PRINT_TYPE = {
@@ -43,6 +44,7 @@ _PRINT_TYPE = {
     VarType.RAW: "RAW",
     VarType.LOD_TENSOR_ARRAY: "LOD_TENSOR_ARRAY",
     VarType.STEP_SCOPES: "STEP_SCOPES",
+    VarType.LOD_RANK_TABLE: "LOD_RANK_TABLE",
 }
 
 

@@ -103,10 +103,34 @@ from .tensor import (
     transpose,
     zeros,
 )
+from .tensor_array import (
+    array_length,
+    array_read,
+    array_to_lod_tensor,
+    array_write,
+    create_array,
+    lod_rank_table,
+    lod_tensor_to_array,
+    max_sequence_len,
+    reorder_lod_tensor_by_rank,
+    shrink_memory,
+    tensor_array_to_tensor,
+)
 
 monkey_patch_variable()
 
 __all__ = [
+    "array_length",
+    "array_read",
+    "array_to_lod_tensor",
+    "array_write",
+    "create_array",
+    "lod_rank_table",
+    "lod_tensor_to_array",
+    "max_sequence_len",
+    "reorder_lod_tensor_by_rank",
+    "shrink_memory",
+    "tensor_array_to_tensor",
     "LayerHelper",
     "abs",
     "accuracy",

@@ -16,6 +16,7 @@ from . import (  # noqa: F401
     norm,
     optimizer,
     pool,
+    rank_table,
     reader,
     recurrent,
     recurrent_cells,
@@ -27,6 +28,7 @@ from . import (  # noqa: F401
     sequence_rows,
     table,
     tensor,
+    tensor_array,
 )
 from .selected_rows import SelectedRows
 
