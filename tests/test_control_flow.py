@@ -431,3 +431,54 @@ def test_a_loops_gradient_op_names_every_parameter_it_produces_the_gradient_of()
     (loop_grad,) = [op for op in main.global_block().ops if op.type == "while_grad"]
     role_var = loop_grad.attrs["op_role_var"]
     assert sorted(zip(role_var[0::2], role_var[1::2])) == [("b", "b@GRAD"), ("w", "w@GRAD")]
+
+
+# -- Print, random ops in loops ----------------------------------------------------------------------
+
+
+def test_print_writes_paddles_tensor_format_forward_and_backward(capsys):
+    main, startup, guard = _programs()
+    with guard:
+        x = fluid.data("x", [2, 2], "float32")
+        x.stop_gradient = False
+        shown = L.Print(x, message="The content of x:", summarize=3)
+        fluid.gradients(L.reduce_sum(shown * 2.0), x)
+    _run(main, startup, {"x": np.array([[1.0, 2.5], [3.0, 4.0]], "float32")}, [shown])
+    out = capsys.readouterr().out
+    assert (
+        "Variable: x\n  - message: The content of x:\n  - lod: {}\n  - place: CPUPlace\n  - shape: [2, 2]\n"
+        "  - layout: NCHW\n  - dtype: float\n  - data: [1 2.5 3]\n"
+    ) in out
+    assert "Variable: " + shown.name + "@GRAD\n" in out and "  - data: [2 2 2]\n" in out
+
+
+def test_print_first_n_prints_that_many_runs_only(capsys):
+    main, startup, guard = _programs()
+    with guard:
+        shown = L.Print(L.fill_constant([1], "int64", 7), first_n=2, print_phase="forward")
+    exe = fluid.Executor(fluid.CPUPlace())
+    for _ in range(4):
+        exe.run(main, fetch_list=[shown], scope=fluid.Scope())
+    assert capsys.readouterr().out.count("  - data: [7]") == 2
+
+
+def test_unseeded_dropout_draws_a_new_mask_each_run_and_a_seeded_one_repeats_its_masks_per_run():
+    main, startup, guard = _programs()
+    with guard:
+        x = fluid.data("x", [64], "float32")
+        free = L.dropout(x, 0.5)
+        i = L.fill_constant([1], "int64", 0)
+        n = L.fill_constant([1], "int64", 2)
+        acc = L.fill_constant([64], "float32", 0.0)
+        # acc = 2 * mask_0 + mask_1: 1s and 2s appear only if the two iterations' masks differ
+        _, acc = L.while_loop(
+            lambda i, acc: L.less_than(i, n), lambda i, acc: [i + 1, acc * 2.0 + L.dropout(x, 0.5, seed=5)], [i, acc]
+        )
+    feed = {"x": np.ones(64, "float32")}
+    scope = fluid.Scope()
+    exe = fluid.Executor(fluid.CPUPlace())
+    first = exe.run(main, feed=feed, fetch_list=[free, acc], scope=scope)
+    second = exe.run(main, feed=feed, fetch_list=[free, acc], scope=scope)
+    assert not np.array_equal(first[0], second[0])
+    np.testing.assert_array_equal(first[1], second[1])
+    assert {1.0, 2.0} <= set(first[1].tolist())

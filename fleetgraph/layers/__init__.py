@@ -17,6 +17,7 @@ from .learning_rate_scheduler import (
 from .control_flow import (
     BlockGuard,
     ConditionalBlock,
+    Print,
     Switch,
     While,
     case,
@@ -138,6 +139,7 @@ __all__ = [
     "auc",
     "BlockGuard",
     "ConditionalBlock",
+    "Print",
     "Switch",
     "While",
     "case",

@@ -1,5 +1,5 @@
 """Control-flow layers, Paddle's spelling: `cond`, `case`, `switch_case`, `while_loop` and the 1.x
-classes `ConditionalBlock`, `While`, `Switch`, with `select_input`/`select_output`.
+classes `ConditionalBlock`, `While`, `Switch`, with `select_input`/`select_output` and `Print`.
 
 In a static program a branch or loop body is a sub-block: the layer opens it, the user's function
 (or `with` body) appends ops to it, and closing it appends the `conditional_block` or `while` op
@@ -9,12 +9,14 @@ to the parent with the variables the body reads from outside (`Input`/`X`) and w
 
 from __future__ import annotations
 
+import sys
 from functools import partial
 
 from ..dygraph.tensor import Tensor
 from ..ir.errors import FleetgraphError
 from ..ir.framework import default_main_program
 from ..ir.program import Block, Variable, VarType
+from ..ops.control_flow import format_tensor
 from .helper import LayerHelper
 from .math import equal, logical_and, logical_not
 from .tensor import assign, cast, fill_constant
@@ -341,3 +343,45 @@ def _as_list(outputs, loop_vars) -> list:
     if len(outputs) != len(loop_vars):
         raise ValueError("body in while_loop should return the same arity (length and structure) as loop_vars")
     return outputs
+
+
+# -- Print ----------------------------------------------------------------------------------------
+
+
+def Print(  # noqa: N802 (Paddle's name)
+    input,
+    first_n=-1,
+    message=None,
+    summarize=20,
+    print_tensor_name=True,
+    print_tensor_type=True,
+    print_tensor_shape=True,
+    print_tensor_lod=True,
+    print_phase="both",
+    print_tensor_layout=True,
+):
+    """A copy of `input` that prints it each time the program computes it (and, with print_phase
+    'both' or 'backward', its gradient in the backward pass), as Paddle's print op; dynamic mode
+    prints at once."""
+    if print_phase.upper() not in ("FORWARD", "BACKWARD", "BOTH"):
+        raise ValueError(f"Print: print_phase {print_phase!r}; expected 'forward', 'backward' or 'both'")
+    attrs = {
+        "first_n": int(first_n),
+        "message": message or "",
+        "summarize": int(summarize),
+        "print_tensor_name": bool(print_tensor_name),
+        "print_tensor_type": bool(print_tensor_type),
+        "print_tensor_shape": bool(print_tensor_shape),
+        "print_tensor_layout": bool(print_tensor_layout),
+        "print_tensor_lod": bool(print_tensor_lod),
+        "print_phase": print_phase.upper(),
+    }
+    if isinstance(input, Tensor):
+        if attrs["print_phase"] != "BACKWARD":
+            name = input.name if print_tensor_name else ""
+            sys.stdout.write(format_tensor(input.numpy(), name, attrs["message"], attrs))
+        return input
+    helper = LayerHelper("print_" + input.name, inputs=input)
+    out = helper.create_variable_for_type_inference(input.dtype)
+    helper.append_op("print", {"In": [input]}, {"Out": [out]}, attrs)
+    return out

@@ -63,6 +63,12 @@ _UNARY = {
 }
 
 
+@exports("print")
+def _print(e: Emitter, op) -> None:
+    """An exported model does not print: the value passes through."""
+    e.node("Identity", [e.x(op, "In")], e.out(op, "Out"))
+
+
 @exports(*_UNARY)
 def _unary(e: Emitter, op) -> None:
     e.node(_UNARY[op.type], [e.x(op, "X")], e.out(op, "Out"))

@@ -14,10 +14,16 @@ Gradient makers of sub-block ops take the index of the gradient block that backw
 
 from __future__ import annotations
 
+import sys
+import weakref
+
+import numpy as np
+
 from ..ir import FleetgraphError, InferContext, register_op
 from ..ir.errors import fmt_shape
 from ..ir.program import VarType
 from ._common import prod
+from .lod_tensor import LoDTensor
 
 GRAD = "@GRAD"
 
@@ -309,4 +315,91 @@ register_op(
     infer_shape=lambda ctx: None,
     kernel=_while_grad,
     needs_context=True,
+)
+
+# -- print ----------------------------------------------------------------------------------------
+
+_PRINTED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # op -> times it printed (first_n)
+_CPP_TYPE = {"float32": "float", "float64": "double", "int32": "int", "int64": "long", "bool": "bool"}
+
+
+def format_tensor(value, name: str, message: str, attrs: dict) -> str:
+    """Paddle 2.0's TensorFormatter text for one value (print op, static.Print)."""
+    data = value.data if isinstance(value, LoDTensor) else value
+    array = np.asarray(data)
+    lines = [f"Variable: {name}"] if name else []
+    if message:
+        lines.append(f"  - message: {message}")
+    if attrs["print_tensor_lod"]:
+        levels = value.lod() if isinstance(value, LoDTensor) else []
+        lines.append("  - lod: {" + "".join("{" + ", ".join(str(i) for i in level) + "}" for level in levels) + "}")
+    lines.append("  - place: CPUPlace")
+    if attrs["print_tensor_shape"]:
+        lines.append("  - shape: [" + ", ".join(str(d) for d in array.shape) + "]")
+    if attrs["print_tensor_layout"]:
+        lines.append("  - layout: NCHW")
+    if attrs["print_tensor_type"]:
+        lines.append(f"  - dtype: {_CPP_TYPE.get(array.dtype.name, array.dtype.name)}")
+    flat = array.reshape(-1)
+    if attrs["summarize"] != -1:
+        flat = flat[: attrs["summarize"]]
+    kind = array.dtype.kind
+    text = [str(int(v)) if kind in "biu" else format(float(v), "g") for v in flat]
+    lines.append("  - data: [" + " ".join(text) + "]")
+    return "\n".join(lines) + "\n"
+
+
+def _print(xp, x, *, ctx, **attrs):
+    """Print `In` (forward, or its gradient in the backward pass, as print_phase says) and pass it on."""
+    phase, forward = attrs["print_phase"], attrs["is_forward"]
+    if not ((forward and phase == "BACKWARD") or (not forward and phase == "FORWARD")):
+        times = _PRINTED.get(ctx.op, 0) + 1
+        _PRINTED[ctx.op] = times
+        if attrs["first_n"] <= 0 or times <= attrs["first_n"]:
+            name = ctx.op.input("In")[0] if attrs["print_tensor_name"] else ""
+            sys.stdout.write(format_tensor(x, name, attrs["message"], attrs))
+            sys.stdout.flush()
+    return x
+
+
+def _print_grad(op) -> list[dict]:
+    attrs = {k: v for k, v in op.attrs.items() if k not in ("op_role", "op_role_var", "op_namescope", "op_device")}
+    return [
+        dict(
+            type="print",
+            inputs={"In": [op.output("Out")[0] + GRAD]},
+            outputs={"Out": [op.input("In")[0] + GRAD]},
+            attrs={**attrs, "is_forward": False},
+        )
+    ]
+
+
+def _print_infer(ctx: InferContext) -> None:
+    x = ctx.input_var("In")
+    if ctx.attr("print_phase") not in ("FORWARD", "BACKWARD", "BOTH"):
+        raise ctx.error(f"print_phase {ctx.attr('print_phase')!r}; expected FORWARD, BACKWARD or BOTH")
+    ctx.set_output("Out", x.shape, x.dtype, lod_level=x.lod_level)
+
+
+register_op(
+    "print",
+    inputs=("In",),
+    outputs=("Out",),
+    attrs={
+        "first_n": -1,
+        "message": "",
+        "summarize": 20,
+        "print_tensor_name": True,
+        "print_tensor_type": True,
+        "print_tensor_shape": True,
+        "print_tensor_layout": True,
+        "print_tensor_lod": True,
+        "print_phase": "BOTH",
+        "is_forward": True,
+    },
+    infer_shape=_print_infer,
+    grad=_print_grad,
+    kernel=_print,
+    needs_context=True,
+    takes_lod=True,
 )

@@ -41,10 +41,18 @@ def derive_key(seed: int, name: str) -> int:
 class CounterRNG:
     """Draws for one key. `index` arguments are flat element indices (uint64-convertible arrays)."""
 
-    __slots__ = ("key",)
+    __slots__ = ("key", "drawn")
 
     def __init__(self, key: int) -> None:
         self.key = int(key) & 0xFFFFFFFFFFFFFFFF
+        self.drawn = 0  # elements handed out by `fresh`: each draw of a fresh array continues the stream
+
+    def fresh(self, count: int) -> np.ndarray:
+        """The next `count` element indices of this stream: a kernel drawing a new array each call
+        (dropout's mask, nce's samples) gets new numbers each call, until its op is reseeded."""
+        index = np.arange(self.drawn, self.drawn + count, dtype=np.uint64)
+        self.drawn += count
+        return index
 
     def bits(self, index: np.ndarray, stream: int = 0) -> np.ndarray:
         salt = (self.key ^ (stream * 0x632BE59BD9B4E019)) & 0xFFFFFFFFFFFFFFFF
@@ -79,7 +87,7 @@ class CounterRNG:
     def uniform(self, low: float = 0.0, high: float = 1.0, size=None) -> np.ndarray:
         shape = () if size is None else tuple(np.atleast_1d(size))
         count = int(np.prod(shape, dtype=np.int64))
-        return (low + (high - low) * self.uniform01(np.arange(count, dtype=np.uint64))).reshape(shape)
+        return (low + (high - low) * self.uniform01(self.fresh(count))).reshape(shape)
 
 
 # -- what each random init op draws for given elements ---------------------------------------------

@@ -110,7 +110,7 @@ def _nce_infer(ctx: InferContext) -> None:
 
 def _negatives(rows: int, negatives: int, classes: int, sampler: int, tables, rng) -> np.ndarray:
     """[rows, negatives] classes drawn as Paddle's samplers draw them (math/sampler.cc)."""
-    index = np.arange(rows * negatives, dtype=np.uint64)
+    index = rng.fresh(rows * negatives)
     u = rng.uniform01(index, 0)
     if sampler == UNIFORM:
         drawn = np.floor(u * classes).astype(np.int64)

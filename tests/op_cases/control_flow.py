@@ -29,6 +29,15 @@ for _name, _fn in (("and", np.logical_and), ("or", np.logical_or), ("xor", np.lo
     case(f"logical_{_name}", {"X": _P, "Y": _Q}, reference=lambda X, Y, fn=_fn, **a: {"Out": fn(X, Y)})
 case("logical_not", {"X": _P}, reference=lambda X, **a: {"Out": np.logical_not(X)})
 
+for _phase in ("BOTH", "FORWARD", "BACKWARD"):
+    case(
+        "print",
+        {"In": rand(2, 3, seed=3)},
+        attrs={"message": "case", "print_phase": _phase, "summarize": 4},
+        reference=lambda In, **a: {"Out": In},
+        name=_phase.lower(),
+    )
+
 _SUB_BLOCK = "tests/test_control_flow.py: values and gradients against NumPy and central differences"
 COVERED_ELSEWHERE.update(dict.fromkeys(("conditional_block", "while"), _SUB_BLOCK))
 NOT_DIFFERENTIABLE.update(
@@ -45,6 +54,7 @@ NOT_EAGER.update(
             "cond's plumbing between blocks: in eager mode cond is Python's if, and select_output writes into the "
             "op's variables, which an eager call does not have",
         ),
+        "print": "dynamic mode's Print writes the tensor at once, in Python (layers.control_flow.Print)",
     }
 )
 NOT_EXPORTED.update(
