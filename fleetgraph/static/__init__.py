@@ -3,6 +3,7 @@
 from ..executor import Executor, Scope, global_scope, scope_guard
 from ..executor.place import CPUPlace, CUDAPlace
 from ..ir import Parameter, Program, Variable, default_main_program, default_startup_program, name_scope, program_guard
+from ..layers.control_flow import Print
 from ..layers.io import data
 from ..layers.nn import accuracy, auc
 from ..optimizer.ema import ExponentialMovingAverage
@@ -22,6 +23,7 @@ def cpu_places(device_count=None):
 
 
 __all__ = [
+    "Print",
     "BuildStrategy",
     "CPUPlace",
     "CUDAPlace",
