@@ -22,6 +22,7 @@ from . import (  # noqa: F401
     recurrent_cells,
     recurrent_lstm,
     reduce,
+    rnn,
     sampled,
     sequence,
     sequence_pad,
