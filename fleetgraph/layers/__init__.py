@@ -1,5 +1,10 @@
 """Layer functions that append ops to the default programs (`fluid.layers`)."""
 
+from .beam_search import (
+    beam_search,
+    beam_search_decode,
+    gather_tree,
+)
 from .crf import chunk_eval, crf_decoding, linear_chain_crf
 from .helper import LayerHelper
 from .io import fluid_data as data
@@ -121,6 +126,9 @@ from .tensor_array import (
 monkey_patch_variable()
 
 __all__ = [
+    "beam_search",
+    "beam_search_decode",
+    "gather_tree",
     "array_length",
     "array_read",
     "array_to_lod_tensor",

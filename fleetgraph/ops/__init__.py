@@ -2,6 +2,7 @@
 
 from . import (  # noqa: F401
     activation,
+    beam_search,
     clip,
     collective,
     control_flow,
