@@ -482,3 +482,60 @@ def test_unseeded_dropout_draws_a_new_mask_each_run_and_a_seeded_one_repeats_its
     assert not np.array_equal(first[0], second[0])
     np.testing.assert_array_equal(first[1], second[1])
     assert {1.0, 2.0} <= set(first[1].tolist())
+
+
+# -- IfElse: branches over rows ------------------------------------------------------------------------
+
+
+def test_ifelse_runs_each_branch_on_its_rows_as_paddles_docstring():
+    main, startup, guard = _programs()
+    with guard:
+        x = L.data(name="x", shape=[4, 1], dtype="float32", append_batch_size=False)
+        y = L.data(name="y", shape=[4, 1], dtype="float32", append_batch_size=False)
+        ie = L.IfElse(L.greater_than(x, y))
+        with ie.true_block():
+            ie.output(ie.input(x) - 10)
+        with ie.false_block():
+            ie.output(ie.input(x) + 10)
+        output = ie()
+        out = L.reduce_sum(output[0])
+    feed = {"x": np.array([[3], [1], [-2], [-3]], "float32"), "y": np.zeros((4, 1), "float32")}
+    merged, total = _run(main, startup, feed, [output[0], out])
+    np.testing.assert_allclose(merged, [[-7.0], [-9.0], [8.0], [7.0]])
+    np.testing.assert_allclose(total, [-1.0])
+
+
+def test_ifelse_gradient_reaches_each_rows_branch_parameters():
+    """rows with a positive first feature go through 2*x, the others through x*x: d sum / dx per row."""
+    main, startup, guard = _programs()
+    with guard:
+        x = fluid.data("x", [-1, 3], "float32")
+        x.stop_gradient = False
+        first = x[:, 0:1]
+        ie = L.IfElse(L.greater_than(first, L.fill_constant([1], "float32", 0.0)))
+        with ie.true_block():
+            ie.output(ie.input(x) * 2.0)
+        with ie.false_block():
+            part = ie.input(x)
+            ie.output(part * part)
+        (merged,) = ie()
+        (grad,) = fluid.gradients(L.reduce_sum(merged), x)
+    x0 = np.array([[1.0, 2.0, 3.0], [-1.0, 0.5, 2.0], [0.3, -0.2, 0.1], [-0.4, 1.5, -2.0]], "float32")
+    value, got = _run(main, startup, {"x": x0}, [merged, grad])
+    positive = x0[:, :1] > 0
+    np.testing.assert_allclose(value, np.where(positive, 2 * x0, x0 * x0), rtol=1e-6)
+    np.testing.assert_allclose(got, np.where(positive, 2.0, 2 * x0), rtol=1e-6)
+
+
+def test_ifelse_with_every_row_in_one_branch_leaves_the_other_empty():
+    main, startup, guard = _programs()
+    with guard:
+        x = fluid.data("x", [-1, 2], "float32")
+        ie = L.IfElse(L.greater_than(x[:, 0:1], L.fill_constant([1], "float32", 0.0)))
+        with ie.true_block():
+            ie.output(L.fc(ie.input(x), 3, param_attr=fluid.ParamAttr(name="w_true")))
+        with ie.false_block():
+            ie.output(L.fc(ie.input(x), 3, param_attr=fluid.ParamAttr(name="w_false")))
+        (merged,) = ie()
+    (value,) = _run(main, startup, {"x": np.ones((3, 2), "float32")}, [merged])
+    assert value.shape == (3, 3)

@@ -32,6 +32,7 @@ from .control_flow import (
     switch_case,
     while_loop,
 )
+from .ifelse import IfElse, merge_lod_tensor, split_lod_tensor
 from .loss import cross_entropy, log_loss, mse_loss, softmax_with_cross_entropy, square_error_cost
 from .math import (
     abs,
@@ -147,6 +148,9 @@ __all__ = [
     "auc",
     "BlockGuard",
     "ConditionalBlock",
+    "IfElse",
+    "merge_lod_tensor",
+    "split_lod_tensor",
     "Print",
     "Switch",
     "While",

@@ -28,6 +28,7 @@ from . import (  # noqa: F401
     sequence,
     sequence_pad,
     sequence_rows,
+    split_merge,
     table,
     tensor,
     tensor_array,

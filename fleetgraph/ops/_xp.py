@@ -93,6 +93,12 @@ def is_array(xp, x) -> bool:
     return namespace is not None and namespace() is xp
 
 
+def host(a) -> np.ndarray:
+    """An array of any module on the host: CuPy's `get`; NumPy and the CPU array API convert."""
+    get = getattr(a, "get", None)
+    return get() if callable(get) else np.asarray(a)
+
+
 def copy(xp, x):
     return x.copy() if xp is np else xp.asarray(x, copy=True)
 

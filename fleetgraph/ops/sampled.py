@@ -16,16 +16,10 @@ from ..ir import InferContext, make_grad_op, register_op
 from ..ir.errors import fmt_shape
 from ..ir.registry import infer_grad_shapes
 from ._xp import astype, reshape, total
+from ._xp import host as _host
 from .rng import generator_for
 from .selected_rows import SelectedRows
 from .sequence_rows import _padded, _segments
-
-
-def _host(a) -> np.ndarray:
-    """An array of any module on the host (CuPy's `get`; NumPy and the CPU array API convert)."""
-    get = getattr(a, "get", None)
-    return get() if callable(get) else np.asarray(a)
-
 
 _CHUNK = 16  # rows summed in one padded gather: bounds its padding by the number of rows
 

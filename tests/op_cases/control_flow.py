@@ -3,6 +3,8 @@ ops); the sub-block ops are covered by tests/test_control_flow.py."""
 
 import numpy as np
 
+from fleetgraph.ops.lod_tensor import LoDTensor, create_lod_tensor
+
 from . import COVERED_ELSEWHERE, NOT_DIFFERENTIABLE, NOT_EAGER, NOT_EXPORTED, case, rand
 
 _A, _B = rand(2, 3, seed=1), rand(2, 3, seed=2)
@@ -63,3 +65,54 @@ NOT_EXPORTED.update(
         **dict.fromkeys(("select_input", "select_output"), "cond's plumbing: exported with cond, as If, or not at all"),
     }
 )
+
+# -- split_lod_tensor / merge_lod_tensor: rows, and sequences of a LoD ------------------------------
+_M = np.array([[True], [False], [False], [True]])
+_ROWS = rand(4, 3, seed=4)
+
+
+def _split_ref(X, Mask, **a):
+    m = Mask.reshape(-1)
+    if isinstance(X, LoDTensor):
+        offsets = X.levels[0]
+        parts = []
+        for want in (True, False):
+            seqs = [X.data[offsets[j] : offsets[j + 1]] for j in range(len(m)) if m[j] == want]
+            lengths = [[len(s) for s in seqs]]
+            parts.append(create_lod_tensor(np.concatenate(seqs) if seqs else X.data[:0], lengths))
+        return {"OutTrue": parts[0], "OutFalse": parts[1]}
+    return {"OutTrue": X[m], "OutFalse": X[~m]}
+
+
+case(
+    "split_lod_tensor",
+    {"X": _ROWS, "Mask": _M},
+    outputs={"OutTrue": 1, "OutFalse": 1},
+    reference=_split_ref,
+    no_grad=("Mask",),
+    name="rows",
+)
+case(
+    "split_lod_tensor",
+    {"X": create_lod_tensor(rand(6, 2, seed=5), [[1, 2, 1, 2]]), "Mask": _M},
+    outputs={"OutTrue": 1, "OutFalse": 1},
+    reference=_split_ref,
+    no_grad=("Mask",),
+    name="sequences",
+)
+
+
+def _merge_ref(X, Mask, InTrue, InFalse, **a):
+    m = Mask.reshape(-1)
+    out = np.zeros((len(m), *InTrue.shape[1:]), InTrue.dtype)
+    out[m], out[~m] = InTrue, InFalse
+    return {"Out": out}
+
+
+case(
+    "merge_lod_tensor",
+    {"X": _ROWS, "Mask": _M, "InTrue": rand(2, 5, seed=6), "InFalse": rand(2, 5, seed=7)},
+    reference=_merge_ref,
+    no_grad=("X", "Mask"),
+)
+NOT_EXPORTED.update(dict.fromkeys(("split_lod_tensor", "merge_lod_tensor"), "IfElse's row split: no ONNX exporter yet"))
