@@ -1,8 +1,8 @@
 """Tensor arrays and rank tables beyond the registry harness: the ops and variable types the layer
 functions build, writes that grow an array, Paddle's unit-test values for splitting a batch of
 sequences into time steps and back (one, two and three LoD levels, empty sequences), memories
-shrinking with the batch, reordering by rank, gradients through them, and arrays as Python lists
-in eager mode."""
+shrinking with the batch, reordering by rank, gradients through them, arrays as Python lists in
+eager mode, and the ops inside a While loop as DynamicRNN builds them."""
 
 from __future__ import annotations
 
@@ -299,3 +299,46 @@ def test_eager_arrays_are_python_lists_as_paddles_dygraph():
             layers.array_write(x, paddle.to_tensor(np.array([5], "int64")), array=array)
     finally:
         paddle.enable_static()
+
+
+# -- inside a While loop: the pieces DynamicRNN is built from --------------------------------------
+
+
+def test_a_while_loop_writes_one_element_per_iteration(programs):
+    main, _ = programs
+    x = layers.data(name="x", shape=[2], dtype="float32")
+    i, n = _index(0), _index(3)
+    array = layers.create_array("float32")
+    cond = layers.less_than(i, n)
+    with layers.While(cond).block():
+        layers.array_write(layers.scale(x, scale=2.0), i, array=array)
+        layers.increment(i, in_place=True)
+        layers.less_than(i, n, cond=cond)
+    rows, _ = layers.tensor_array_to_tensor(array, axis=0)
+    got, length = _run(main, {"x": np.ones((1, 2), "float32")}, [rows, layers.array_length(array)])
+    np.testing.assert_array_equal(np.array(got), np.full((3, 2), 2.0))
+    np.testing.assert_array_equal(np.array(length), [3])
+
+
+def test_a_dynamic_rnn_built_from_a_while_loop_sums_each_sequence(programs):
+    """DynamicRNN's own construction: steps split by rank, the memory shrunk to the sequences still
+    running at each step, the step outputs joined back into the batch's order."""
+    main, _ = programs
+    x = layers.data(name="x", shape=[1], dtype="float32", lod_level=1)
+    table = layers.lod_rank_table(x)
+    steps, longest = layers.lod_tensor_to_array(x, table), layers.max_sequence_len(table)
+    i = _index(0)
+    memory = layers.scale(layers.array_read(steps, i), scale=0.0)
+    outputs = layers.create_array("float32")
+    cond = layers.less_than(i, longest)
+    with layers.While(cond).block():
+        total = layers.elementwise_add(layers.array_read(steps, i), layers.shrink_memory(memory, i, table))
+        layers.array_write(total, i, array=outputs)
+        layers.assign(total, output=memory)
+        layers.increment(i, in_place=True)
+        layers.less_than(i, longest, cond=cond)
+    result = layers.array_to_lod_tensor(outputs, table)
+    rows = np.arange(1, 11, dtype="float32").reshape(10, 1)
+    (got,) = _run(main, {"x": create_lod_tensor(rows, [[3, 1, 2, 4]])}, [result])
+    assert got.recursive_sequence_lengths() == [[3, 1, 2, 4]]
+    np.testing.assert_array_equal(got.data.ravel(), [1, 3, 6, 4, 5, 11, 7, 15, 24, 34])  # running sums
