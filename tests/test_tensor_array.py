@@ -111,10 +111,6 @@ def test_an_index_that_is_not_int64_is_refused(programs):
         layers.array_read(x, _index(0))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="transpiler/backward.py _grad_descs: the second write_to_array 'ends' the array's gradient (_kills)",
-)
 def test_gradients_flow_from_a_read_back_to_the_written_element_only(programs):
     main, _ = programs
     a = layers.data(name="a", shape=[2], dtype="float64", stop_gradient=False)

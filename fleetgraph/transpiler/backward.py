@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..ir import FleetgraphError, OpRole, Parameter, Variable, get_op_def
+from ..ir import FleetgraphError, OpRole, Parameter, Variable, VarType, get_op_def
 from ..ir.program import Block, Operator
 
 GRAD = "@GRAD"
@@ -177,8 +177,12 @@ def _grad_descs(path: list[Operator], requires: set[str], no_grad: set[str], tar
             }
             if any(n for names in desc["outputs"].values() for n in names):
                 op_descs.append(desc)
-        if op_descs:
-            op_descs[-1]["_kills"] = [grad_var_name(n) for n in op.output_arg_names if n not in op.input_arg_names]
+        if op_descs:  # a tensor array is written element by element: a write ends no earlier gradient
+            op_descs[-1]["_kills"] = [
+                grad_var_name(n)
+                for n in op.output_arg_names
+                if n not in op.input_arg_names and op.block.var_recursive(n).type != VarType.LOD_TENSOR_ARRAY
+            ]
         per_op.append((op, op_descs))
     return per_op
 
