@@ -99,8 +99,16 @@ def test_reading_past_the_end_of_an_array_names_the_index_and_length(programs):
     main, _ = programs
     x = layers.data(name="x", shape=[2], dtype="float32")
     out = layers.array_read(layers.array_write(x, _index(0)), _index(2))
-    with pytest.raises(KernelError, match="read_from_array: I is 2, but the array holds 1 elements"):
+    with pytest.raises(KernelError, match=r"read_from_array: element I = 2 is past the end \(1 elements\)"):
         _run(main, {"x": np.zeros((1, 2), "float32")}, [out])
+
+
+def test_reading_an_element_never_written_says_so(programs):
+    main, _ = programs
+    x = layers.data(name="x", shape=[2], dtype="float32")
+    hole = layers.array_read(layers.array_write(x, _index(2)), _index(1))
+    with pytest.raises(KernelError, match="read_from_array: element I = 1 was never written"):
+        _run(main, {"x": np.zeros((1, 2), "float32")}, [hole])
 
 
 def test_an_index_that_is_not_int64_is_refused(programs):

@@ -102,7 +102,8 @@ def _read(xp, array, i, x_w):
     if n < len(array) and array[n] is not None:
         return array[n]
     if x_w is None:
-        raise FleetgraphError(f"read_from_array: I is {n}, but the array holds {len(array)} elements; nothing there")
+        what = "was never written" if n < len(array) else f"is past the end ({len(array)} elements)"
+        raise FleetgraphError(f"read_from_array: element I = {n} {what}; expected a written element")
     return _with_levels(full(xp, strip(x_w).shape, 0, strip(x_w).dtype), getattr(x_w, "levels", ()))
 
 
