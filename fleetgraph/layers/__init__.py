@@ -94,6 +94,7 @@ from .sequence import (
     sequence_softmax,
     sequence_unpad,
 )
+from .static_rnn import StaticRNN
 from .tensor import (
     assign,
     cast,
@@ -152,6 +153,7 @@ __all__ = [
     "merge_lod_tensor",
     "split_lod_tensor",
     "Print",
+    "StaticRNN",
     "Switch",
     "While",
     "case",

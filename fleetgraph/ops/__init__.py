@@ -22,6 +22,7 @@ from . import (  # noqa: F401
     recurrent,
     recurrent_cells,
     recurrent_lstm,
+    recurrent_op,
     reduce,
     rnn,
     sampled,

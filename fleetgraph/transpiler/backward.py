@@ -200,6 +200,7 @@ def _grad_sub_block(op: Operator, requires: set[str], no_grad: set[str], parent:
     grad_block.forward_block_idx = sub.idx
     program.current_block_idx = current
     stop = no_grad | {v.name for v in sub.vars.values() if v.stop_gradient or not _floating(v)}
+    outs, links = _sub_block_outputs(op)
     inner = set(requires)
     grew = True
     while grew:  # to a fixed point: a loop's later iterations read what its last ops write
@@ -209,7 +210,11 @@ def _grad_sub_block(op: Operator, requires: set[str], no_grad: set[str], parent:
                 new = {n for n in o.output_arg_names if n not in stop} - inner
                 inner |= new
                 grew = grew or bool(new)
-    outer = [n for n in op.output("Out") if n in inner and _floating(sub.var_recursive(n))]
+        for name, sources in links.items():
+            if name not in inner | stop and sources & inner:
+                inner.add(name)
+                grew = True
+    outer = [n for n in outs if n in inner and _floating(sub.var_recursive(n))]
     needed, on_path = set(outer), set()
     grew = True
     while grew:
@@ -223,6 +228,10 @@ def _grad_sub_block(op: Operator, requires: set[str], no_grad: set[str], parent:
     path = [o for o in reversed(sub.ops) if id(o) in on_path]
     per_op = _grad_descs(path, inner, no_grad, grad_block)
     incoming = [grad_var_name(n) for n in outer]
+    for name in outer:  # the op puts these in: they belong to the block it runs in
+        if parent._find_var_recursive(grad_var_name(name)) is None:
+            var = sub.var_recursive(name)
+            parent.create_var(grad_var_name(name), var.shape, var.dtype, lod_level=var.lod_level)
     descs, dead = _accumulate([d for _, op_descs in per_op for d in op_descs], grad_block, incoming)
     for name in outer:
         if grad_var_name(name) in dead:
@@ -231,6 +240,17 @@ def _grad_sub_block(op: Operator, requires: set[str], no_grad: set[str], parent:
             )
     _append_descs(grad_block, descs)
     return grad_block.idx
+
+
+def _sub_block_outputs(op: Operator) -> tuple[list[str], dict[str, set[str]]]:
+    """The variables whose gradients come into a sub-block op's gradient block from outside: a
+    branch's or loop's Out; a recurrent op's outputs and states, as its step block names them. And
+    the recurrent op's links between steps: each ex_state holds its initial state at the first
+    step and its state from the step before after that."""
+    if "states" not in op.attrs:
+        return op.output("Out"), {}
+    steps = zip(op.attrs["ex_states"], op.input("initial_states"), op.attrs["states"])
+    return op.output("outputs") + list(op.attrs["states"]), {ex: {init, state} for ex, init, state in steps}
 
 
 def _floating(var: Variable) -> bool:
