@@ -188,26 +188,7 @@ def test_forward_matches_numpy(case: Case):
             )
 
 
-# Gradient cases that a known fault outside their op breaks, with it: left out of GRAD_CASES (which
-# the eager and array-API harnesses share) and run below as strict expected failures, so the fix
-# shows as a failure that asks for the entry's removal.
-_ARRAY_KILL = (
-    "transpiler/backward.py _grad_descs: a write_to_array 'ends' the gradient of the array it writes "
-    "(_kills), so the gradients of elements written before it are lost; an array write changes one element"
-)
-BLOCKED_GRADIENTS: dict[str, str] = dict.fromkeys(
-    [
-        "read_from_array",
-        "read_from_array-lod_element",
-        "tensor_array_to_tensor-rows",
-        "tensor_array_to_tensor-columns",
-        "tensor_array_to_tensor-stack",
-        "array_to_lod_tensor-four",
-        "array_to_lod_tensor-ties_and_empty",
-    ],
-    _ARRAY_KILL,
-)
-GRAD_CASES = [c for c in ALL_CASES if registered_ops()[c.op_type].differentiable and c.id not in BLOCKED_GRADIENTS]
+GRAD_CASES = [c for c in ALL_CASES if registered_ops()[c.op_type].differentiable]
 
 
 @pytest.mark.parametrize("case", GRAD_CASES, ids=[c.id for c in GRAD_CASES])
@@ -254,15 +235,3 @@ def test_gradient_matches_central_differences(case: Case):
             plus, minus = _with_rows(feed[name], plus), _with_rows(feed[name], minus)
             numeric[idx] = (loss_at({**feed, name: plus}) - loss_at({**feed, name: minus})) / (2 * eps)
         np.testing.assert_allclose(got, numeric, rtol=1e-5, atol=1e-6, err_msg=f"{case.id}: d loss / d {name}")
-
-
-@pytest.mark.parametrize(
-    "case",
-    [
-        pytest.param(c, id=c.id, marks=pytest.mark.xfail(reason=BLOCKED_GRADIENTS[c.id], strict=True))
-        for c in ALL_CASES
-        if c.id in BLOCKED_GRADIENTS
-    ],
-)
-def test_blocked_gradient_still_fails(case: Case):
-    test_gradient_matches_central_differences(case)
