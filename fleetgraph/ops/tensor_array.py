@@ -108,9 +108,10 @@ def _read(xp, array, i, x_w):
 
 
 def _read_infer(ctx: InferContext) -> None:
+    """Out takes the array's element dtype, shape and LoD level. X's type is not checked here: a
+    gradient array that backward made before its first writer is typed as a tensor until then
+    (array_read checks the user's array, the kernel the value)."""
     x = ctx.input_var("X")
-    if x.type != VarType.LOD_TENSOR_ARRAY:
-        raise ctx.error(f"X '{x.name}' is a {x.type}; expected a tensor array (fluid.layers.create_array)")
     ctx.set_output("Out", x.shape, x.dtype, lod_level=x.lod_level)
 
 
@@ -202,8 +203,6 @@ def _to_tensor_grad(xp, array, dout, *, axis, use_stack):
 
 def _to_tensor_infer(ctx: InferContext) -> None:
     x = ctx.input_var("X")
-    if x.type != VarType.LOD_TENSOR_ARRAY:
-        raise ctx.error(f"X '{x.name}' is a {x.type}; expected a tensor array")
     rank = len(x.shape) + (1 if ctx.attr("use_stack") else 0)
     ctx.set_output("Out", (-1,) * rank, x.dtype)
     ctx.set_output("OutIndex", (-1,), "int32")
