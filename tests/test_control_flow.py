@@ -539,3 +539,16 @@ def test_ifelse_with_every_row_in_one_branch_leaves_the_other_empty():
         (merged,) = ie()
     (value,) = _run(main, startup, {"x": np.ones((3, 2), "float32")}, [merged])
     assert value.shape == (3, 3)
+
+
+def test_a_tensor_array_fetches_as_a_list_and_sums_element_by_element():
+    main, startup, guard = _programs()
+    with guard:
+        a = L.array_write(L.fill_constant([2], "float32", 1.0), L.fill_constant([1], "int64", 0))
+        L.array_write(L.fill_constant([2], "float32", 2.0), L.fill_constant([1], "int64", 1), array=a)
+        b = L.array_write(L.fill_constant([2], "float32", 10.0), L.fill_constant([1], "int64", 0))
+        both = L.sums([a, b])
+    got, total = _run(main, startup, {}, [a, both])
+    assert isinstance(got, list) and [g.tolist() for g in got] == [[1.0, 1.0], [2.0, 2.0]]
+    assert [t.tolist() for t in total] == [[11.0, 11.0], [2.0, 2.0]]
+    assert main.global_block().var(both.name).type == "lod_tensor_array"

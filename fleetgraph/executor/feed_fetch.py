@@ -39,21 +39,27 @@ def fetched(env: dict, name: str, program: Program, return_numpy: bool = True):
     """A copy of the value (later runs may update state in place): an array, or with
     `return_numpy=False` a LoDTensor (with the variable's LoD, if it has one) as Paddle returns."""
     value = env.get(name)
+    if isinstance(value, list):  # a tensor array: a list of its elements, as Paddle's as_numpy gives
+        return [_one(v, name, return_numpy) for v in value]
     if value is not None:
-        levels = value.levels if isinstance(value, LoDTensor) else ()
-        array = np.array(value.data if isinstance(value, LoDTensor) else value)
-        if not return_numpy:
-            return LoDTensor(array, levels)
-        if levels:
-            raise FleetgraphError(
-                f"fetch {name!r}: the value holds LoD {[level.tolist() for level in levels]}, which an array "
-                "cannot carry; fetch it with return_numpy=False to get the LoDTensor"
-            )
-        return array.view(FetchedValue) if array.size == 1 and array.ndim else array
+        return _one(value, name, return_numpy)
     known = [v.name for v in program.list_vars()]
     if name not in known:
         raise FleetgraphError(f"fetch {name!r}: no such variable in the program{close_matches(name, known)}")
     raise FleetgraphError(f"fetch {name!r}: the variable has no value; no op of this run writes it")
+
+
+def _one(value, name: str, return_numpy: bool):
+    levels = value.levels if isinstance(value, LoDTensor) else ()
+    array = np.array(value.data if isinstance(value, LoDTensor) else value)
+    if not return_numpy:
+        return LoDTensor(array, levels)
+    if levels:
+        raise FleetgraphError(
+            f"fetch {name!r}: the value holds LoD {[level.tolist() for level in levels]}, which an array "
+            "cannot carry; fetch it with return_numpy=False to get the LoDTensor"
+        )
+    return array.view(FetchedValue) if array.size == 1 and array.ndim else array
 
 
 def feed_into(env: dict, feed: dict, plan: Any, xp=np) -> None:

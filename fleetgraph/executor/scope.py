@@ -55,6 +55,13 @@ class ScopeVar:
 
     get_selected_rows = get_tensor
 
+    def get_lod_tensor_array(self) -> list[LoDTensor]:
+        """A tensor array's elements as LoDTensors (Paddle's LoDTensorArray is a list of them)."""
+        value = self._scope.vars.get(self.name)
+        if not isinstance(value, list):
+            raise TypeError(f"variable {self.name!r} holds {type(value).__name__}, not a tensor array")
+        return [v if isinstance(v, LoDTensor) else LoDTensor(np.asarray(v)) for v in value]
+
 
 class Scope:
     """A name -> array map; `find_var(name).get_tensor()` reads it the way Paddle scripts do."""

@@ -24,6 +24,7 @@ from ..ir.errors import fmt_shape
 from ..ir.program import VarType
 from ._common import prod
 from .lod_tensor import LoDTensor
+from .math import sum_values
 
 GRAD = "@GRAD"
 
@@ -193,12 +194,12 @@ class _Separate:
         self.saved = {g: env.pop(g) for g in self.names if g in env}
         self.sums: dict[str, object] = {}
 
-    def collect(self) -> None:
+    def collect(self, xp) -> None:
         for g in self.names:
             value = self.env.pop(g, None)
             if value is not None:
                 key = g[: -len(GRAD)]
-                self.sums[key] = value if key not in self.sums else self.sums[key] + value
+                self.sums[key] = value if key not in self.sums else sum_values(xp, [self.sums[key], value])
 
     def restore(self) -> None:
         self.env.update(self.saved)
@@ -210,7 +211,7 @@ def _conditional_block_grad(xp, cond, inputs, out, out_grads, scope, *, sub_bloc
     separate = _Separate(ctx.env, [n for n, g in zip(names, grad_names) if g and n not in carried])
     if scope[0]:
         ctx.run_block(sub_block)
-    separate.collect()
+    separate.collect(xp)
     separate.restore()
     return _input_grads(xp, ctx, names, grad_names, carried, separate.sums)
 
@@ -301,7 +302,7 @@ def _while_grad(
         env.update(end)
         env.update(start)
         ctx.run_block(sub_block)
-        separate.collect()
+        separate.collect(xp)
     env.update(final)
     separate.restore()
     return _input_grads(xp, ctx, names, grad_names, carried, separate.sums)

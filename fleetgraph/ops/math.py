@@ -8,6 +8,7 @@ from ..ir import InferContext, make_grad_op, register_op
 from ..ir.errors import fmt_shape
 from ._common import aligned_y_shape, broadcast_dims, prod, same_shape
 from ._xp import mask, reshape, scalar, total
+from .lod_tensor import LoDTensor, strip
 from .selected_rows import SelectedRows, merge_dense
 from .sparse_table import RowFunction, SparseTable
 
@@ -307,10 +308,20 @@ def _sum_infer(ctx: InferContext) -> None:
             )
     # SelectedRows only when every input is (Paddle's InferVarType): one dense input makes it dense
     sparse = all(v.type == "selected_rows" for v in xs)
-    ctx.set_output("Out", shape, xs[0].dtype, type="selected_rows" if sparse else "dense_tensor")
+    kind = "selected_rows" if sparse else "dense_tensor"
+    if xs[0].type == "lod_tensor_array":  # arrays add element by element
+        kind = "lod_tensor_array"
+    ctx.set_output("Out", shape, xs[0].dtype, type=kind)
 
 
-def _sum_kernel(xp, xs):
+def sum_values(xp, xs):
+    """The sum op's kernel: dense arrays, SelectedRows, a table's sparse parts, LoD tensors (rows
+    added, the first's LoD kept) and tensor arrays (element by element)."""
+    if isinstance(xs[0], list):
+        return add_arrays(xp, xs)
+    if any(isinstance(x, LoDTensor) for x in xs):
+        lod = next(x.levels for x in xs if isinstance(x, LoDTensor))
+        return LoDTensor(sum_values(xp, [strip(x) for x in xs]), lod)
     if isinstance(xs[0], SparseTable):  # a GEO pserver adds sparse deltas into its table, in place
         table = xs[0]
         for rows in xs[1:]:
@@ -323,6 +334,21 @@ def _sum_kernel(xp, xs):
             grad.value += f.at(grad.rows)
         return grad
     return merge_dense(xp, xs)  # dense arrays and SelectedRows alike
+
+
+def add_arrays(xp, arrays: list[list]) -> list:
+    """Tensor arrays (lists) added element by element, as Paddle's sum of LoDTensorArrays: an
+    element missing (or None) in some of them is the sum of those that have it."""
+    out = []
+    for i in range(max(len(a) for a in arrays)):
+        present = [a[i] for a in arrays if i < len(a) and a[i] is not None]
+        if not present:
+            out.append(None)
+        elif len(present) == 1:
+            out.append(present[0])
+        else:
+            out.append(sum_values(xp, present))
+    return out
 
 
 def _sum_grad_maker(op) -> list[dict]:
@@ -338,4 +364,4 @@ def _sum_grad_maker(op) -> list[dict]:
     ]
 
 
-register_op("sum", inputs=("X*",), outputs=("Out",), infer_shape=_sum_infer, grad=_sum_grad_maker, kernel=_sum_kernel)
+register_op("sum", inputs=("X*",), outputs=("Out",), infer_shape=_sum_infer, grad=_sum_grad_maker, kernel=sum_values)

@@ -266,7 +266,8 @@ def _append_descs(target: Block, descs: list[dict]) -> None:
                 for name in names:
                     if name and not target._find_var_recursive(name):
                         fwd = target.var_recursive(_forward_name(name))
-                        target.create_var(name, fwd.shape, fwd.dtype, lod_level=fwd.lod_level)
+                        kind = {"type": fwd.type} if fwd.type == VarType.LOD_TENSOR_ARRAY else {}  # an array's too
+                        target.create_var(name, fwd.shape, fwd.dtype, lod_level=fwd.lod_level, **kind)
             target.append_op(desc["type"], desc["inputs"], _kept_outputs(target, desc), desc["attrs"])
 
 
