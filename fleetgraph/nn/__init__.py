@@ -10,6 +10,7 @@ from .layer.conv import Conv2D
 from .layer.layers import Layer
 from .layer.norm import BatchNorm, BatchNorm1D, BatchNorm2D
 from .layer.pooling import AdaptiveAvgPool2D, AvgPool2D, MaxPool2D
+from .layer.rnn import GRU, LSTM, RNN, BiRNN, GRUCell, LSTMCell, RNNCellBase, SimpleRNN, SimpleRNNCell  # noqa: F401
 
 __all__ = [
     "AdaptiveAvgPool2D",
