@@ -78,6 +78,7 @@ from .math import (
 )
 from .nn import accuracy, auc, batch_norm, conv2d, dropout, embedding, fc, pool2d, topk
 from .recurrent import dynamic_gru, dynamic_lstm, dynamic_lstmp, gru_unit, lstm_unit
+from .rnn import GRUCell, LSTMCell, RNNCell, birnn, rnn
 from .sampled import hsigmoid, nce
 from .sequence import (
     sequence_concat,
