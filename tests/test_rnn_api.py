@@ -13,6 +13,7 @@ from op_cases.rnn import gru_cell, lstm_cell, naive_rnn, simple_cell
 
 import fleetgraph as paddle
 import fleetgraph.nn as nn
+import fleetgraph.nn.functional as F
 from fleetgraph.dygraph import mode
 from fleetgraph.ir import unique_name
 
@@ -395,3 +396,76 @@ def test_an_initial_state_of_the_wrong_count_is_refused():
         nn.LSTM(3, 4)(paddle.to_tensor(_data(2, 5, 3)), paddle.to_tensor(_data(1, 2, 4)))
     with pytest.raises(ValueError, match="direction should be forward or bidirect"):
         nn.GRU(3, 4, direction="backward")
+
+
+class _LanguageModel(nn.Layer):
+    """Embedding, a recurrent layer, and a projection back onto the vocabulary at every step."""
+
+    def __init__(self, make_rnn, vocab: int = 12, hidden: int = 16) -> None:
+        super().__init__()
+        self.embedding = nn.Embedding(vocab, 8)
+        self.rnn = make_rnn(8, hidden)
+        self.head = nn.Linear(hidden, vocab)
+        self.vocab = vocab
+
+    def forward(self, ids):
+        hidden, _ = self.rnn(self.embedding(ids))
+        return paddle.reshape(self.head(hidden), [-1, self.vocab])
+
+
+def _sentences(steps: int, batch: int = 8, length: int = 6, vocab: int = 12):
+    """Counting sentences: each token is the one before plus a stride fixed per sentence (1 or 2),
+    so the next token follows from the last two."""
+    rng = np.random.default_rng(0)
+    for _ in range(steps):
+        start, stride = rng.integers(0, vocab, (batch, 1)), rng.integers(1, 3, (batch, 1))
+        tokens = (start + stride * np.arange(length + 1)) % vocab
+        yield tokens[:, :-1].astype("int64"), tokens[:, 1:].reshape(-1, 1).astype("int64")
+
+
+def _lm_losses_dynamic(make_rnn, steps: int) -> list[float]:
+    paddle.disable_static()
+    paddle.seed(5)
+    with unique_name.guard():
+        model = _LanguageModel(make_rnn)
+    opt = paddle.optimizer.Adam(learning_rate=0.05, parameters=model.parameters())
+    losses = []
+    for ids, labels in _sentences(steps):
+        loss = paddle.mean(F.cross_entropy(model(paddle.to_tensor(ids)), paddle.to_tensor(labels)))
+        loss.backward()
+        opt.step()
+        opt.clear_grad()
+        losses.append(float(loss.numpy()))
+    mode._mode = None
+    return losses
+
+
+def _lm_losses_static(make_rnn, steps: int) -> list[float]:
+    paddle.enable_static()
+    main, startup = paddle.static.Program(), paddle.static.Program()
+    main.random_seed = startup.random_seed = 5
+    with paddle.static.program_guard(main, startup), unique_name.guard():
+        model = _LanguageModel(make_rnn)
+        ids, labels = paddle.static.data("ids", [None, 6], "int64"), paddle.static.data("labels", [None, 1], "int64")
+        loss = paddle.mean(F.cross_entropy(model(ids), labels))
+        paddle.optimizer.Adam(learning_rate=0.05).minimize(loss)
+    exe, scope = paddle.static.Executor(paddle.CPUPlace()), paddle.static.Scope()
+    exe.run(startup, scope=scope)
+    losses = [
+        float(exe.run(main, feed={"ids": x, "labels": y}, fetch_list=[loss], scope=scope)[0])
+        for x, y in _sentences(steps)
+    ]
+    mode._mode = None
+    return losses
+
+
+@pytest.mark.parametrize(
+    "make_rnn",
+    [lambda i, h: nn.LSTM(i, h), lambda i, h: nn.GRU(i, h, num_layers=2), lambda i, h: nn.RNN(nn.LSTMCell(i, h))],
+    ids=["lstm", "gru_2_layers", "lstm_cell_loop"],
+)
+def test_a_tiny_language_model_trains_alike_in_both_modes(make_rnn):
+    dynamic = _lm_losses_dynamic(make_rnn, 40)
+    static = _lm_losses_static(make_rnn, 40)
+    np.testing.assert_allclose(static, dynamic, rtol=1e-3, atol=1e-4)
+    assert np.mean(dynamic[-5:]) < 0.2 * np.mean(dynamic[:5]), dynamic
