@@ -637,3 +637,24 @@ def test_conv_and_pool_window_attrs_export_as_the_kernels_compute(conv, pool, tm
     scope.vars["f"] = rng.normal(size=block.var("f").shape).astype("float32")
     feed = {"x": rng.normal(size=(2, 4, 9, 8)).astype("float32")}
     _assert_exports(main, scope, ["x"], ["p"], feed, tmp_path)
+
+
+def test_reductions_logic_and_print_export(tmp_path):
+    """reduce_max/min/prod/all/any, the logical ops and print (an Identity: a model does not print)."""
+    main, startup = Program(), Program()
+    with program_guard(main, startup):
+        x = fluid.data("x", [-1, 4], "float32")
+        layers = fluid.layers
+        shown = layers.Print(x, message="x")
+        positive = layers.greater_than(shown, layers.fill_constant([1], "float32", 0.0))
+        small = layers.less_than(shown, layers.fill_constant([1], "float32", 0.5))
+        both = layers.logical_and(positive, small)
+        fetch = [
+            layers.reduce_max(shown, dim=1),
+            layers.reduce_min(shown, dim=[0], keep_dim=True),
+            layers.reduce_prod(shown),
+            layers.reduce_all(positive, dim=1),
+            layers.reduce_any(layers.logical_or(layers.logical_not(both), layers.logical_xor(positive, small))),
+        ]
+    feed = {"x": np.random.default_rng(3).uniform(-1, 1, (3, 4)).astype("float32")}
+    _assert_exports(main, _started(startup), ["x"], [v.name for v in fetch], feed, tmp_path, reload=False)

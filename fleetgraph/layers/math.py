@@ -103,6 +103,11 @@ def _reduce(op_type):
 
 reduce_mean = _reduce("reduce_mean")
 reduce_sum = _reduce("reduce_sum")
+reduce_max = _reduce("reduce_max")
+reduce_min = _reduce("reduce_min")
+reduce_prod = _reduce("reduce_prod")
+reduce_all = _reduce("reduce_all")
+reduce_any = _reduce("reduce_any")
 
 
 def scale(x, scale=1.0, bias=0.0, bias_after_scale=True, act=None, name=None):

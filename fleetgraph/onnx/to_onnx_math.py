@@ -175,18 +175,36 @@ def _mean(e: Emitter, op) -> None:
     e.node("Reshape", [reduced, e.const([1])], e.out(op, "Out"))
 
 
-@exports("reduce_sum", "reduce_mean")
+_REDUCE = {
+    "reduce_sum": "ReduceSum",
+    "reduce_mean": "ReduceMean",
+    "reduce_max": "ReduceMax",
+    "reduce_min": "ReduceMin",
+    "reduce_prod": "ReduceProd",
+    "reduce_all": "ReduceMin",  # on the bools as 0/1, then back to bool
+    "reduce_any": "ReduceMax",
+}
+
+
+@exports(*_REDUCE)
 def _reduce(e: Emitter, op) -> None:
-    x = e.x(op, "X")
-    onnx_type = "ReduceSum" if op.type == "reduce_sum" else "ReduceMean"
+    name = e.x(op, "X")
+    logical = op.type in ("reduce_all", "reduce_any")
+    x = e.node("Cast", [name], to=onnx_dtype("int32")) if logical else name
     keep, dims = op.attr("keep_dim"), op.attr("dim")
     every = op.attr("reduce_all") or not dims
     inputs = [x] if every else [x, e.const([int(d) for d in dims])]
-    rank_after = len(e.shape(x)) if keep else (0 if every else len(e.shape(x)) - len(set(dims)))
-    if rank_after:
-        e.node(onnx_type, inputs, e.out(op, "Out"), keepdims=int(keep))
-    else:
-        e.node("Reshape", [e.node(onnx_type, inputs, keepdims=0), e.const([1])], e.out(op, "Out"))
+    rank_after = len(e.shape(name)) if keep else (0 if every else len(e.shape(name)) - len(set(dims)))
+    steps = [] if rank_after else [lambda v, out=None: e.node("Reshape", [v, e.const([1])], out)]
+    if logical:
+        steps.append(lambda v, out=None: e.node("Cast", [v], out, to=onnx_dtype("bool")))
+    if not steps:
+        e.node(_REDUCE[op.type], inputs, e.out(op, "Out"), keepdims=int(keep))
+        return
+    value = e.node(_REDUCE[op.type], inputs, keepdims=int(keep))
+    for step in steps[:-1]:
+        value = step(value)
+    steps[-1](value, e.out(op, "Out"))
 
 
 @exports("where")

@@ -1,4 +1,5 @@
-"""Reduction ops: reduce_sum, reduce_mean and mean (over everything, to one element), with their gradients."""
+"""Reduction ops: reduce_sum, reduce_mean, reduce_max, reduce_min, reduce_prod and mean (over
+everything, to one element), with their gradients; reduce_all and reduce_any on bools."""
 
 from __future__ import annotations
 
@@ -89,6 +90,68 @@ for _name, _fwd, _bwd in (
         kernel=_fwd,
     )
     register_op(_name + "_grad", inputs=("X", "Out@GRAD"), outputs=("X@GRAD",), attrs=_REDUCE_ATTRS, kernel=_bwd)
+
+
+def _extreme(fn: str):
+    def kernel(xp, x, *, dim, keep_dim, reduce_all):
+        return _reduced(getattr(xp, fn)(x, axis=_reduce_axes(x.ndim, dim, reduce_all), keepdims=keep_dim), xp)
+
+    return kernel
+
+
+def _extreme_grad(xp, x, out, dout, *, dim, keep_dim, reduce_all):
+    """dout to every element equal to the extreme (each of a tie gets all of it), as Paddle's kernel."""
+    axes = _reduce_axes(x.ndim, dim, reduce_all)
+    kept = tuple(1 if i in axes else d for i, d in enumerate(x.shape))
+    hit = x == reshape(xp, out, kept)
+    return xp.where(hit, reshape(xp, dout, kept), xp.zeros_like(x))
+
+
+def _reduce_prod(xp, x, *, dim, keep_dim, reduce_all):
+    return _reduced(xp.prod(x, axis=_reduce_axes(x.ndim, dim, reduce_all), keepdims=keep_dim), xp)
+
+
+def _reduce_prod_grad(xp, x, out, dout, *, dim, keep_dim, reduce_all):
+    """dout * out / x, Paddle's formula (a zero element's gradient is not defined by it)."""
+    axes = _reduce_axes(x.ndim, dim, reduce_all)
+    kept = tuple(1 if i in axes else d for i, d in enumerate(x.shape))
+    return reshape(xp, dout, kept) * reshape(xp, out, kept) / x
+
+
+_WITH_OUT = ("X", "Out", "Out@GRAD")
+for _name, _fwd, _bwd in (
+    ("reduce_max", _extreme("max"), _extreme_grad),
+    ("reduce_min", _extreme("min"), _extreme_grad),
+    ("reduce_prod", _reduce_prod, _reduce_prod_grad),
+):
+    register_op(
+        _name,
+        inputs=("X",),
+        outputs=("Out",),
+        attrs=_REDUCE_ATTRS,
+        infer_shape=_reduce_infer,
+        grad=make_grad_op(inputs=_WITH_OUT, outputs=("X@GRAD",)),
+        kernel=_fwd,
+    )
+    register_op(_name + "_grad", inputs=_WITH_OUT, outputs=("X@GRAD",), attrs=_REDUCE_ATTRS, kernel=_bwd)
+
+
+def _logical_reduce_infer(ctx: InferContext) -> None:
+    x = ctx.input_var("X")
+    if x.dtype != "bool":
+        raise ctx.error(f"X '{x.name}' is {x.dtype}; expected bool")
+    _reduce_infer(ctx)
+
+
+for _name, _fn in (("reduce_all", "all"), ("reduce_any", "any")):
+    register_op(
+        _name,
+        inputs=("X",),
+        outputs=("Out",),
+        attrs=_REDUCE_ATTRS,
+        infer_shape=_logical_reduce_infer,
+        kernel=_extreme(_fn),
+    )
 
 
 def _mean_infer(ctx: InferContext) -> None:

@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from . import case, positive, rand
+from . import NOT_DIFFERENTIABLE, case, positive, rand
 
 
 def _softmax(x, axis=-1):
@@ -101,6 +101,28 @@ case(
     reference=lambda X, **a: {"Out": X.mean().reshape(1)},
 )
 case("mean", {"X": rand(3, 4)}, reference=lambda X: {"Out": X.mean().reshape(1)})
+for _name, _fn in (("reduce_max", np.max), ("reduce_min", np.min), ("reduce_prod", np.prod)):
+    case(
+        _name, {"X": rand(2, 3, 4, seed=8)}, attrs={"dim": [1]}, reference=lambda X, fn=_fn, **a: {"Out": fn(X, axis=1)}
+    )
+    case(
+        _name,
+        {"X": rand(2, 3, seed=9)},
+        attrs={"dim": [0, -1], "keep_dim": True},
+        name="keep",
+        reference=lambda X, fn=_fn, **a: {"Out": fn(X, axis=(0, 1), keepdims=True)},
+    )
+_B = np.array([[True, False, True], [True, True, True]])
+for _name, _fn in (("reduce_all", np.all), ("reduce_any", np.any)):
+    case(_name, {"X": _B}, attrs={"dim": [1]}, reference=lambda X, fn=_fn, **a: {"Out": fn(X, axis=1)})
+    case(
+        _name,
+        {"X": _B},
+        attrs={"reduce_all": True},
+        name="all",
+        reference=lambda X, fn=_fn, **a: {"Out": fn(X).reshape(1)},
+    )
+NOT_DIFFERENTIABLE.update(dict.fromkeys(("reduce_all", "reduce_any"), "bool in, bool out"))
 
 case("relu", {"X": rand(3, 4)}, reference=lambda X: {"Out": np.maximum(X, 0)})
 case("sigmoid", {"X": rand(3, 4, low=-5, high=5)}, reference=lambda X: {"Out": 1 / (1 + np.exp(-X))})
