@@ -155,7 +155,7 @@ def _recurrent_grad(
         for name in (*in_names, *ex_states):
             env.pop(name + GRAD, None)
         ctx.run_block(attrs["sub_block"])
-        separate.collect()
+        separate.collect(xp)
         carry = [_popped_grad(xp, env, ex) for ex in ex_states]
         in_grads[t] = [_popped_grad(xp, env, n) for n in in_names]
     env.update(final)
