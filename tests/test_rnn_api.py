@@ -469,3 +469,24 @@ def test_a_tiny_language_model_trains_alike_in_both_modes(make_rnn):
     static = _lm_losses_static(make_rnn, 40)
     np.testing.assert_allclose(static, dynamic, rtol=1e-3, atol=1e-4)
     assert np.mean(dynamic[-5:]) < 0.2 * np.mean(dynamic[:5]), dynamic
+
+
+def test_biases_turned_off_are_absent_and_count_as_zero():
+    paddle.disable_static()
+    gru = nn.GRU(3, 4, bias_ih_attr=False, bias_hh_attr=False)
+    assert [n for n, _ in gru.named_parameters()] == ["weight_ih_l0", "weight_hh_l0"]
+    xv = _data(2, 5, 3)
+    out, h = gru(paddle.to_tensor(xv))
+    zero = np.zeros(12)
+    want = naive_rnn(
+        xv.transpose(1, 0, 2).astype("float64"),
+        [np.zeros((1, 2, 4))],
+        [p.numpy().astype("float64") for p in gru.parameters()] + [zero, zero],
+        mode="GRU",
+        hidden_size=4,
+        num_layers=1,
+        is_bidirec=False,
+    )
+    np.testing.assert_allclose(out.numpy(), want["Out"].transpose(1, 0, 2), rtol=1e-5, atol=1e-6)
+    out.sum().backward()
+    assert gru.weight_hh_l0.grad is not None
