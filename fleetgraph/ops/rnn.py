@@ -9,8 +9,8 @@ shorter than T (SequenceLength) keeps its state past its end and gives zero outp
 kernel does; the reverse direction starts at each sequence's last step. Sigmoids are computed as
 0.5 * tanh(x / 2) + 0.5, with the halving folded into the weights, so one tanh activates all gates.
 
-Reserve holds what the gradient reads, per layer and direction a [T, B, width] block flattened and
-concatenated: LSTM [tanh of the scaled gates (4H), state h, state c], GRU [r, z, c, state h, the
+Reserve holds what the gradient reads, a [layers * directions, T, B, width] array (flattened) that
+each layer and direction writes its block of step by step: LSTM [tanh of the scaled gates (4H), state h, state c], GRU [r, z, c, state h, the
 hidden matmul's c part], RNN [state h]. DropoutState holds the masks of the dropout between layers.
 """
 
@@ -70,12 +70,11 @@ def _projection(xp, x, w_ih, bias, scale):
     return reshape(xp, proj, (t, b, w_ih.shape[0]))
 
 
-def _lstm_forward(xp, x, w, states, m, reverse):
+def _lstm_forward(xp, x, w, states, m, reverse, buf, k):
     w_ih, w_hh, b_ih, b_hh = w
     (h, c), hid = states, w_hh.shape[1]
     scale = _scaled(xp, (0.5, 0.5, 1.0, 0.5), hid, x.dtype)
     proj, w_rec = _projection(xp, x, w_ih, b_ih + b_hh, scale), w_hh.T * scale
-    buf = xp.empty((x.shape[0], x.shape[1], 6 * hid), dtype=x.dtype)
     for t in _steps(x.shape[0], reverse):
         a = xp.tanh(proj[t, ...] + h @ w_rec)
         s = 0.5 * a + 0.5
@@ -83,10 +82,10 @@ def _lstm_forward(xp, x, w, states, m, reverse):
         h_new = s[:, 3 * hid :] * xp.tanh(c_new)
         mt = None if m is None else m[t, ...]
         h, c = _carried(mt, h_new, h), _carried(mt, c_new, c)
-        buf[t, :, : 4 * hid] = a
-        buf[t, :, 4 * hid : 5 * hid] = h
-        buf[t, :, 5 * hid :] = c
-    return buf, (h, c)
+        buf[k, t, :, : 4 * hid] = a
+        buf[k, t, :, 4 * hid : 5 * hid] = h
+        buf[k, t, :, 5 * hid :] = c
+    return h, c
 
 
 def _lstm_backward(xp, buf, w, states, m, reverse, d_out, d_states):
@@ -112,24 +111,23 @@ def _lstm_backward(xp, buf, w, states, m, reverse, d_out, d_states):
     return d_gates, d_gates, (dh, dc)
 
 
-def _gru_forward(xp, x, w, states, m, reverse):
+def _gru_forward(xp, x, w, states, m, reverse, buf, k):
     w_ih, w_hh, b_ih, b_hh = w
     (h,), hid = states, w_hh.shape[1]
     scale = _scaled(xp, (0.5, 0.5, 1.0), hid, x.dtype)
     rz_bias = b_hh * _scaled(xp, (1.0, 1.0, 0.0), hid, x.dtype)
     proj, w_rec, b_c = _projection(xp, x, w_ih, b_ih + rz_bias, scale), w_hh.T * scale, b_hh[2 * hid :]
-    buf = xp.empty((x.shape[0], x.shape[1], 5 * hid), dtype=x.dtype)
     for t in _steps(x.shape[0], reverse):
         p, hg = proj[t, ...], h @ w_rec
         rz = 0.5 * xp.tanh(p[:, : 2 * hid] + hg[:, : 2 * hid]) + 0.5
         hc = hg[:, 2 * hid :] + b_c
         cand = xp.tanh(p[:, 2 * hid :] + rz[:, :hid] * hc)
         h = _carried(None if m is None else m[t, ...], cand + rz[:, hid:] * (h - cand), h)
-        buf[t, :, : 2 * hid] = rz
-        buf[t, :, 2 * hid : 3 * hid] = cand
-        buf[t, :, 3 * hid : 4 * hid] = h
-        buf[t, :, 4 * hid :] = hc
-    return buf, (h,)
+        buf[k, t, :, : 2 * hid] = rz
+        buf[k, t, :, 2 * hid : 3 * hid] = cand
+        buf[k, t, :, 3 * hid : 4 * hid] = h
+        buf[k, t, :, 4 * hid :] = hc
+    return (h,)
 
 
 def _gru_backward(xp, buf, w, states, m, reverse, d_out, d_states):
@@ -155,15 +153,14 @@ def _gru_backward(xp, buf, w, states, m, reverse, d_out, d_states):
 
 
 def _simple_forward(act: Callable):
-    def forward(xp, x, w, states, m, reverse):
+    def forward(xp, x, w, states, m, reverse, buf, k):
         w_ih, w_hh, b_ih, b_hh = w
         (h,) = states
         proj, w_rec = _projection(xp, x, w_ih, b_ih + b_hh, 1.0), w_hh.T
-        buf = xp.empty((x.shape[0], x.shape[1], w_hh.shape[1]), dtype=x.dtype)
         for t in _steps(x.shape[0], reverse):
             h = _carried(None if m is None else m[t, ...], act(xp, proj[t, ...] + h @ w_rec), h)
-            buf[t, ...] = h
-        return buf, (h,)
+            buf[k, t, ...] = h
+        return (h,)
 
     return forward
 
@@ -253,7 +250,9 @@ def _rnn(
     spec, dirs = _MODES[mode], 2 if is_bidirec else 1
     cells = num_layers * dirs
     m = _step_mask(xp, sequence_length, input.shape[0], input.dtype)
-    x, blocks, finals, drops = input, [], [[] for _ in pre_state], []
+    steps, batch = input.shape[0], input.shape[1]
+    reserve = xp.empty((cells, steps, batch, spec.width * hidden_size), dtype=input.dtype)
+    x, finals, drops = input, [[] for _ in pre_state], []
     for layer in range(num_layers):
         if layer > 0 and dropout_prob > 0.0 and not is_test:
             keep = xp.asarray(rng.uniform(size=x.shape) >= dropout_prob)
@@ -263,15 +262,13 @@ def _rnn(
         for d in range(dirs):
             k = layer * dirs + d
             w = _cell_weights(weight_list, cells, k)
-            buf, last = spec.forward(xp, x, w, [s[k, ...] for s in pre_state], m, d == 1)
-            blocks.append(reshape(xp, buf, (-1,)))
+            last = spec.forward(xp, x, w, [s[k, ...] for s in pre_state], m, d == 1, reserve, k)
             for i, s in enumerate(last):
                 finals[i].append(s)
-            outs.append(_hidden(xp, buf, spec, hidden_size, m))
+            outs.append(_hidden(xp, reserve[k, ...], spec, hidden_size, m))
         x = outs[0] if dirs == 1 else xp.concat(outs, axis=-1)
-    reserve = blocks[0] if len(blocks) == 1 else xp.concat(blocks)
     dropout_state = xp.concat(drops) if drops else xp.zeros((0,), dtype=xp.uint8)
-    return x, [xp.stack(f) for f in finals], reserve, dropout_state
+    return x, [xp.stack(f) for f in finals], reshape(xp, reserve, (-1,)), dropout_state
 
 
 def _rnn_grad(
@@ -282,12 +279,11 @@ def _rnn_grad(
     cells = num_layers * dirs
     steps, batch = input.shape[0], input.shape[1]
     m = _step_mask(xp, sequence_length, steps, input.dtype)
-    size = steps * batch * spec.width * hid
-    blocks = [reshape(xp, reserve[k * size : (k + 1) * size], (steps, batch, spec.width * hid)) for k in range(cells)]
+    blocks = reshape(xp, reserve, (cells, steps, batch, spec.width * hid))
     # step 1: each layer's input, again, from the Reserve blocks and dropout masks
     xs, keeps, start = [input], [None], 0
     for layer in range(1, num_layers):
-        outs = [_hidden(xp, blocks[(layer - 1) * dirs + d], spec, hid, m) for d in range(dirs)]
+        outs = [_hidden(xp, blocks[(layer - 1) * dirs + d, ...], spec, hid, m) for d in range(dirs)]
         x = outs[0] if dirs == 1 else xp.concat(outs, axis=-1)
         keep = None
         if dropout_prob > 0.0 and not is_test:
@@ -308,11 +304,11 @@ def _rnn_grad(
             w = _cell_weights(weight_list, cells, k)
             states = [s[k, ...] for s in pre_state]
             d_in, d_rec, d_first = spec.backward(
-                xp, blocks[k], w, states, m, d == 1, g[..., d * hid : (d + 1) * hid], [s[k, ...] for s in d_states]
+                xp, blocks[k, ...], w, states, m, d == 1, g[..., d * hid : (d + 1) * hid], [s[k, ...] for s in d_states]
             )
             for i, v in enumerate(d_first):
                 d_initial[i][k] = v
-            h_prev = _previous(xp, _hidden(xp, blocks[k], spec, hid, None), states[0], d == 1)
+            h_prev = _previous(xp, _hidden(xp, blocks[k, ...], spec, hid, None), states[0], d == 1)
             d_in2 = reshape(xp, d_in, (steps * batch, -1))
             d_rec2 = d_in2 if d_rec is d_in else reshape(xp, d_rec, (steps * batch, -1))
             d_weights[2 * k] = d_in2.T @ rows
