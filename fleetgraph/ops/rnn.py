@@ -10,8 +10,9 @@ kernel does; the reverse direction starts at each sequence's last step. Sigmoids
 0.5 * tanh(x / 2) + 0.5, with the halving folded into the weights, so one tanh activates all gates.
 
 Reserve holds what the gradient reads, a [layers * directions, T, B, width] array (flattened) that
-each layer and direction writes its block of step by step: LSTM [tanh of the scaled gates (4H), state h, state c], GRU [r, z, c, state h, the
-hidden matmul's c part], RNN [state h]. DropoutState holds the masks of the dropout between layers.
+each layer and direction writes its block of step by step: LSTM [tanh of the scaled gates (4H),
+state h, state c], GRU [r, z, c, state h, the hidden matmul's c part], RNN [state h]. DropoutState
+holds the masks of the dropout between layers.
 """
 
 from __future__ import annotations
