@@ -35,11 +35,15 @@ def _data(*shape, seed=0):
     return np.random.default_rng(seed).uniform(-1.0, 1.0, size=shape).astype("float32")
 
 
-def _weight_list(layer) -> list[np.ndarray]:
-    """The layer's parameters in the rnn op's WeightList order: all weights, then all biases."""
-    params = [p.numpy() for _, p in layer.named_parameters()]
+def _in_op_order(params: list[np.ndarray]) -> list[np.ndarray]:
+    """A fused layer's parameters (w_ih, w_hh, b_ih, b_hh per layer and direction) in the rnn op's
+    WeightList order: all weights, then all biases."""
     cells = [params[k : k + 4] for k in range(0, len(params), 4)]
     return [w for c in cells for w in c[:2]] + [b for c in cells for b in c[2:]]
+
+
+def _weight_list(layer) -> list[np.ndarray]:
+    return _in_op_order([p.numpy() for _, p in layer.named_parameters()])
 
 
 def _reference(layer, x, states, lengths=None, time_major=False):
@@ -490,3 +494,25 @@ def test_biases_turned_off_are_absent_and_count_as_zero():
     np.testing.assert_allclose(out.numpy(), want["Out"].transpose(1, 0, 2), rtol=1e-5, atol=1e-6)
     out.sum().backward()
     assert gru.weight_hh_l0.grad is not None
+
+
+def test_a_program_cloned_for_test_runs_without_dropout():
+    paddle.enable_static()
+    main, startup = paddle.static.Program(), paddle.static.Program()
+    with paddle.static.program_guard(main, startup):
+        lstm = nn.LSTM(3, 4, num_layers=2, dropout=0.5)
+        out, _ = lstm(paddle.static.data("x", [None, 5, 3], "float32"))
+    test = main.clone(for_test=True)
+    assert [op.attrs["is_test"] for op in test.global_block().ops if op.type == "rnn"] == [True]
+    exe, scope = paddle.static.Executor(paddle.CPUPlace()), paddle.static.Scope()
+    exe.run(startup, scope=scope)
+    xv = _data(2, 5, 3)
+    train = [exe.run(main, feed={"x": xv}, fetch_list=[out], scope=scope)[0] for _ in range(2)]
+    evals = [exe.run(test, feed={"x": xv}, fetch_list=[out], scope=scope)[0] for _ in range(2)]
+    assert not np.allclose(train[0], train[1])
+    np.testing.assert_array_equal(evals[0], evals[1])
+    mode._mode = None
+    zeros = [np.zeros((2, 2, 4), "float32")] * 2
+    weights = _in_op_order([np.asarray(scope.vars[p.name]) for _, p in lstm.named_parameters()])
+    want = naive_rnn(xv.transpose(1, 0, 2), zeros, weights, mode="LSTM", hidden_size=4, num_layers=2, is_bidirec=False)
+    np.testing.assert_allclose(evals[0], want["Out"].transpose(1, 0, 2), rtol=1e-5, atol=1e-6)
