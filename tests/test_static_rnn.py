@@ -18,12 +18,13 @@ def _programs():
     return main, startup, fluid.program_guard(main, startup)
 
 
-def _run(main, startup, feed, fetch, params=None):
+def _run(main, startup, feed, fetch, params=None, return_numpy=True):
+    """Run startup, set the named parameters (float32), run main once."""
     exe, scope = fluid.Executor(fluid.CPUPlace()), fluid.Scope()
     exe.run(startup, scope=scope)
     for name, value in (params or {}).items():
         scope.find_var(name).get_tensor().set(value.astype("float32"), fluid.CPUPlace())
-    return exe.run(main, feed=feed, fetch_list=fetch, scope=scope)
+    return exe.run(main, feed=feed, fetch_list=fetch, scope=scope, return_numpy=return_numpy)
 
 
 def _central_differences(f, values: dict, name: str, eps: float = 1e-6) -> np.ndarray:

@@ -6,6 +6,7 @@ from .beam_search import (
     gather_tree,
 )
 from .crf import chunk_eval, crf_decoding, linear_chain_crf
+from .dynamic_rnn import DynamicRNN
 from .helper import LayerHelper
 from .io import fluid_data as data
 from .learning_rate_scheduler import (
@@ -155,6 +156,7 @@ __all__ = [
     "auc",
     "BlockGuard",
     "ConditionalBlock",
+    "DynamicRNN",
     "IfElse",
     "merge_lod_tensor",
     "split_lod_tensor",

@@ -11,12 +11,27 @@ parameters.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 from ..ir import unique_name
 from ..ir.errors import FleetgraphError
-from ..ir.program import Variable, VarType
+from ..ir.program import Block, Variable, VarType
 from .control_flow import BlockGuard
 from .helper import LayerHelper
 from .tensor import fill_constant_batch_size_like
+
+
+@contextmanager
+def in_block(block: Block):
+    """Layer functions called in the `with` body append their ops to `block`: a loop's or a step's
+    preparations, which belong to the block that runs it."""
+    program = block.program
+    current = program.current_block_idx
+    program.current_block_idx = block.idx
+    try:
+        yield
+    finally:
+        program.current_block_idx = current
 
 
 def _check_variable(value, what: str) -> None:
@@ -90,22 +105,17 @@ class StaticRNN:
 
     def _boot(self, shape, batch_ref, value, init_batch_dim_idx, ref_batch_dim_idx) -> Variable:
         """The constant initial state, made in the parent block from the sequence batch_ref steps over."""
-        program, parent = self.helper.main_program, self._parent_block()
+        parent = self._parent_block()
         ref = parent._find_var_recursive(batch_ref.name)
         if ref is None:
             raise FleetgraphError(
                 f"StaticRNN.memory: batch_ref {batch_ref.name!r} is made inside the step block; expected a step "
                 "input or a variable of the enclosing block"
             )
-        current = program.current_block_idx
-        program.current_block_idx = parent.idx
-        try:
-            boot = fill_constant_batch_size_like(
+        with in_block(parent):
+            return fill_constant_batch_size_like(
                 ref, shape, ref.dtype, value, input_dim_idx=ref_batch_dim_idx, output_dim_idx=init_batch_dim_idx
             )
-        finally:
-            program.current_block_idx = current
-        return boot
 
     def step_input(self, x: Variable) -> Variable:
         """x's slice at the current step (x's dimension 0 is time), named as x."""

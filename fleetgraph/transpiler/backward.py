@@ -232,7 +232,9 @@ def _grad_sub_block(op: Operator, requires: set[str], no_grad: set[str], parent:
         if parent._find_var_recursive(grad_var_name(name)) is None:
             var = sub.var_recursive(name)
             parent.create_var(grad_var_name(name), var.shape, var.dtype, lod_level=var.lod_level)
-    descs, dead = _accumulate([d for _, op_descs in per_op for d in op_descs], grad_block, incoming)
+    # while_grad starts each iteration's gradient block on the values its carried variables had at its start
+    started = set(op.output("Out")) if op.type == "while" else set()
+    descs, dead = _accumulate(_with_counters(sub, per_op, started), grad_block, incoming)
     for name in outer:
         if grad_var_name(name) in dead:
             descs.append(
@@ -240,6 +242,34 @@ def _grad_sub_block(op: Operator, requires: set[str], no_grad: set[str], parent:
             )
     _append_descs(grad_block, descs)
     return grad_block.idx
+
+
+def _with_counters(sub: Block, per_op: list, started: set[str]) -> list[dict]:
+    """The gradient descs of a loop body, and the counters it steps in place (`increment` with X
+    its Out) that they read, of those whose value at the iteration's start the gradient block
+    starts on (`started`): each such counter is stepped at the start of the gradient block, to the
+    value the body left, and stepped back (Paddle's increment gradient, step -step) where its
+    increment falls among the gradient ops, so each gradient op reads the counter its forward op
+    read (DynamicRNN writes its memory at the incremented step)."""
+    descs = [d for _, op_descs in per_op for d in op_descs]
+    read = {n for d in descs for names in d["inputs"].values() for n in names if GRAD not in n} & started
+    counters = [
+        o for o in sub.ops if o.type == "increment" and o.input("X") == o.output("Out") and o.input("X")[0] in read
+    ]
+    if not counters:
+        return descs
+
+    def step(o: Operator, sign: float) -> dict:
+        return dict(
+            type="increment",
+            inputs={"X": o.input("X")},
+            outputs={"Out": o.input("X")},
+            attrs={"step": sign * o.attrs["step"]},
+        )
+
+    by_op = {id(op): op_descs for op, op_descs in per_op}
+    by_op.update({id(o): [step(o, -1.0)] for o in counters})
+    return [step(o, 1.0) for o in counters] + [d for o in reversed(sub.ops) for d in by_op.get(id(o), ())]
 
 
 def _sub_block_outputs(op: Operator) -> tuple[list[str], dict[str, set[str]]]:
@@ -411,7 +441,7 @@ def _accumulate(descs: list[dict], block: Block, incoming: Iterable[str] = ()) -
                     pending[name] = [name]
         for names in desc["outputs"].values():
             for i, name in enumerate(names):
-                if not name:
+                if not name or GRAD not in name:  # a forward value (a recomputed one, a loop's counter)
                     continue
                 if name in pending and name not in read:
                     renamed = f"{name}@RENAME@block{block.idx}@{counter[0]}"
