@@ -516,3 +516,25 @@ def test_a_program_cloned_for_test_runs_without_dropout():
     weights = _in_op_order([np.asarray(scope.vars[p.name]) for _, p in lstm.named_parameters()])
     want = naive_rnn(xv.transpose(1, 0, 2), zeros, weights, mode="LSTM", hidden_size=4, num_layers=2, is_bidirec=False)
     np.testing.assert_allclose(evals[0], want["Out"].transpose(1, 0, 2), rtol=1e-5, atol=1e-6)
+
+
+def test_to_static_traces_the_fused_layer_and_saved_models_load(tmp_path):
+    paddle.disable_static()
+
+    class Tagger(nn.Layer):
+        def __init__(self) -> None:
+            super().__init__()
+            self.lstm, self.head = nn.LSTM(3, 4, direction="bidirect"), nn.Linear(8, 2)
+
+        def forward(self, x):
+            return self.head(self.lstm(x)[0])
+
+    model = Tagger()
+    model.eval()
+    x = paddle.to_tensor(_data(2, 5, 3))
+    want = model(x).numpy()
+    traced = paddle.jit.to_static(model)
+    np.testing.assert_allclose(traced(x).numpy(), want, rtol=1e-6, atol=1e-7)
+    path = str(tmp_path / "tagger")
+    paddle.jit.save(traced, path, input_spec=[paddle.jit.InputSpec([None, 5, 3], "float32")])
+    np.testing.assert_allclose(paddle.jit.load(path)(x).numpy(), want, rtol=1e-6, atol=1e-7)

@@ -193,28 +193,29 @@ class RNNBase(Layer):
         self.num_directions = 1 if direction == "forward" else 2
         self.state_components = 2 if mode == "LSTM" else 1
         rows, init = _GATES[mode] * self.hidden_size, _uniform(self.hidden_size)
-        weights, biases = [], []
+        weights, biases = [], []  # parameter names, None for a bias turned off
         for layer in range(self.num_layers):
             width = self.input_size if layer == 0 else self.num_directions * self.hidden_size
             for d in range(self.num_directions):
                 suffix = f"_l{layer}" + ("_reverse" if d else "")
                 for kind, cols, attr in (("ih", width, weight_ih_attr), ("hh", self.hidden_size, weight_hh_attr)):
-                    w = self.create_parameter((rows, cols), attr, default_initializer=init)
-                    setattr(self, f"weight_{kind}{suffix}", w)
-                    weights.append(w)
+                    weights.append(f"weight_{kind}{suffix}")
+                    self.add_parameter(weights[-1], self.create_parameter((rows, cols), attr, default_initializer=init))
                 for kind, attr in (("ih", bias_ih_attr), ("hh", bias_hh_attr)):
                     b = _bias(self, rows, attr, init)
                     if b is not None:
-                        setattr(self, f"bias_{kind}{suffix}", b)
-                    biases.append(b)
-        self._weights, self._biases = weights, biases
+                        self.add_parameter(f"bias_{kind}{suffix}", b)
+                    biases.append(None if b is None else f"bias_{kind}{suffix}")
+        self._weight_names, self._bias_names = weights, biases
 
     def _weight_list(self, dtype):
-        """WeightList in Paddle's order; a bias turned off (attr False) is a zero constant."""
+        """WeightList in Paddle's order, the parameters looked up by name each call (jit.to_static
+        swaps them for static ones); a bias turned off (attr False) is a zero constant."""
         zero = None
-        if any(b is None for b in self._biases):
+        if None in self._bias_names:
             zero = fill_constant([_GATES[self.mode] * self.hidden_size], dtype, 0.0)
-        return self._weights + [zero if b is None else b for b in self._biases]
+        weights = [self._parameters[n] for n in self._weight_names]
+        return weights + [zero if n is None else self._parameters[n] for n in self._bias_names]
 
     def forward(self, inputs, initial_states=None, sequence_length=None):
         batch_index = 1 if self.time_major else 0
