@@ -321,6 +321,29 @@ def test_the_recurrent_gradient_op_names_every_parameter_it_produces_the_gradien
     assert sorted(zip(role_var[0::2], role_var[1::2])) == [(n, n + "@GRAD") for n in ("b_h", "b_o", "w_h", "w_o")]
 
 
+def test_a_trained_static_rnn_saves_and_loads_as_an_inference_model(tmp_path):
+    """The pruned inference program keeps the step block and the variables the op feeds it."""
+    rng = _rng(9)
+    main, startup, guard = _programs()
+    with guard:
+        x = L.data("x", [SEQ, BATCH, DIM], dtype="float32", append_batch_size=False)
+        y = L.data("y", [SEQ, BATCH, 1], dtype="float32", append_batch_size=False)
+        loss = _tanh_rnn_loss(x, y, unrolled=False)
+        fluid.optimizer.SGD(0.1).minimize(loss)
+    pred = [op for op in main.global_block().ops if op.type == "recurrent"][0].output("outputs")[0]
+    exe, scope = fluid.Executor(fluid.CPUPlace()), fluid.Scope()
+    exe.run(startup, scope=scope)
+    feed = {"x": rng.normal(size=(SEQ, BATCH, DIM)).astype("float32"), "y": np.ones((SEQ, BATCH, 1), "float32")}
+    exe.run(main, feed=feed, scope=scope)
+    test_program = main.clone(for_test=True)
+    (want,) = exe.run(test_program, feed=feed, fetch_list=[pred], scope=scope)
+    with fluid.scope_guard(scope):
+        fluid.io.save_inference_model(str(tmp_path), ["x"], [test_program.global_block().var(pred)], exe, main)
+        program, feeds, fetches = fluid.io.load_inference_model(str(tmp_path), exe)
+        (got,) = exe.run(program, feed={feeds[0]: feed["x"]}, fetch_list=fetches)
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
 def test_static_rnn_refuses_misuse_with_paddles_messages():
     main, startup, guard = _programs()
     with guard:

@@ -98,8 +98,8 @@ class StaticRNN:
             _check_variable(batch_ref, "memory: batch_ref")
             init = self._boot(shape, batch_ref, init_value, init_batch_dim_idx, ref_batch_dim_idx)
         name = unique_name.generate_with_ignorable_key(f"{self.helper.name}@mem")
-        # the recurrent op writes it before each step: a variable of the block the op runs in
-        pre_mem = self._parent_block().create_var(name, init.shape, init.dtype)
+        # is_data: the recurrent op feeds it before each step, as the executor feeds a data variable
+        pre_mem = self.helper.block.create_var(name, init.shape, init.dtype, is_data=True)
         self.memories[name] = _MemoryLink(init, pre_mem)
         return pre_mem
 

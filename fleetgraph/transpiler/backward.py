@@ -228,10 +228,9 @@ def _grad_sub_block(op: Operator, requires: set[str], no_grad: set[str], parent:
     path = [o for o in reversed(sub.ops) if id(o) in on_path]
     per_op = _grad_descs(path, inner, no_grad, grad_block)
     incoming = [grad_var_name(n) for n in outer]
-    for name in outer:  # the op puts these in: they belong to the block it runs in
+    for name in outer:  # the op feeds these to its gradient block (a recurrent op's states' from the step after)
         if parent._find_var_recursive(grad_var_name(name)) is None:
-            var = sub.var_recursive(name)
-            parent.create_var(grad_var_name(name), var.shape, var.dtype, lod_level=var.lod_level)
+            _create_grad_var(grad_block, grad_var_name(name), sub.var_recursive(name), is_data=True)
     # while_grad starts each iteration's gradient block on the values its carried variables had at its start
     started = set(op.output("Out")) if op.type == "while" else set()
     descs, dead = _accumulate(_with_counters(sub, per_op, started), grad_block, incoming)
@@ -295,10 +294,14 @@ def _append_descs(target: Block, descs: list[dict]) -> None:
             for names in list(desc["inputs"].values()) + list(desc["outputs"].values()):
                 for name in names:
                     if name and not target._find_var_recursive(name):
-                        fwd = target.var_recursive(_forward_name(name))
-                        kind = {"type": fwd.type} if fwd.type == VarType.LOD_TENSOR_ARRAY else {}  # an array's too
-                        target.create_var(name, fwd.shape, fwd.dtype, lod_level=fwd.lod_level, **kind)
+                        _create_grad_var(target, name, target.var_recursive(_forward_name(name)))
             target.append_op(desc["type"], desc["inputs"], _kept_outputs(target, desc), desc["attrs"])
+
+
+def _create_grad_var(block: Block, name: str, fwd: Variable, **kw) -> None:
+    """The gradient variable `name` of `fwd`: its shape, dtype and LoD level, and an array's type."""
+    kind = {"type": fwd.type} if fwd.type == VarType.LOD_TENSOR_ARRAY else {}
+    block.create_var(name, fwd.shape, fwd.dtype, lod_level=fwd.lod_level, **kind, **kw)
 
 
 def _with_recompute(block: Block, target: Block, forward, per_op, checkpoints: set[str], losses: set[str]) -> list:
