@@ -109,7 +109,17 @@ def _dot(xp, a, b):
     return np.dot(a, b) if xp is np else a @ b
 
 
+def _rows(x, transpose_X: bool, y) -> bool:
+    """x [..., M, K] against a 2-D y: its batch dims fold into rows, one 2-D product instead of a
+    batched one (nn.Linear on [batch, time, features]; the gradient's sum over the batch goes too)."""
+    return x.ndim >= 3 and y.ndim == 2 and not transpose_X
+
+
 def _matmul_kernel(xp, x, y, *, transpose_X, transpose_Y, alpha):
+    if _rows(x, transpose_X, y):
+        rows = _matmul_kernel(xp, reshape(xp, x, (-1, x.shape[-1])), y, transpose_X=False,
+                              transpose_Y=transpose_Y, alpha=alpha)  # fmt: skip
+        return reshape(xp, rows, (*x.shape[:-1], rows.shape[-1]))
     a, b = _t(xp, x, transpose_X), _t(xp, y, transpose_Y)
     # dot is matmul for 2-D operands, without NumPy matmul's microseconds of set-up on small ones
     out = _dot(xp, a, b) if a.ndim == 2 and b.ndim == 2 else xp.matmul(a, b)
@@ -120,6 +130,10 @@ def _matmul_kernel(xp, x, y, *, transpose_X, transpose_Y, alpha):
 def _matmul_grad_kernel(xp, x, y, dout, *, transpose_X, transpose_Y, alpha, need):
     if x.ndim == 2 and y.ndim == 2 and dout.ndim == 2:  # no batch dims to broadcast: the short way
         return _matmul_grad_2d(xp, x, y, dout, transpose_X, transpose_Y, alpha, need)
+    if _rows(x, transpose_X, y):
+        x_rows, g_rows = reshape(xp, x, (-1, x.shape[-1])), reshape(xp, dout, (-1, dout.shape[-1]))
+        dx, dy = _matmul_grad_2d(xp, x_rows, y, g_rows, False, transpose_Y, alpha, need)
+        return (None if dx is None else reshape(xp, dx, x.shape)), dy
     x2 = reshape(xp, x, (1, -1)) if x.ndim == 1 else x
     y2 = reshape(xp, y, (-1, 1)) if y.ndim == 1 else y
     a, b = _t(xp, x2, transpose_X), _t(xp, y2, transpose_Y)

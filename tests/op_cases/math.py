@@ -62,6 +62,13 @@ case(
 )
 case("matmul", {"X": rand(2, 3, 4), "Y": rand(4, 5)}, name="broadcast", reference=lambda X, Y, **a: {"Out": X @ Y})
 case(
+    "matmul",
+    {"X": rand(2, 3, 4), "Y": rand(5, 4)},
+    attrs={"transpose_Y": True, "alpha": 0.5},
+    name="rows_transposed_y",
+    reference=lambda X, Y, **a: {"Out": 0.5 * X @ Y.T},
+)
+case(
     "scale",
     {"X": rand(3, 2)},
     attrs={"scale": 2.5, "bias": 0.5},
