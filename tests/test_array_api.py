@@ -58,6 +58,10 @@ NOT_RUN_HERE = {
         "runs a sub-block: test_control_flow.py::test_loops_and_branches_train_on_the_strict_array_api",
     ),
     **dict.fromkeys(
+        ["recurrent", "recurrent_grad"],
+        "runs a step block: test_static_rnn.py::test_static_rnn_trains_on_the_strict_array_api",
+    ),
+    **dict.fromkeys(
         ["uniform_random", "gaussian_random", "truncated_gaussian_random"],
         "draws from the counter-based NumPy streams (ops/counter_rng.py): a GPU draws its own",
     ),
