@@ -153,6 +153,38 @@ def test_two_memories_each_chain_their_own_gradient():
     _check(build, numpy_loss, values)
 
 
+def test_a_value_of_the_enclosing_block_read_at_every_step_gets_its_gradient_summed():
+    """RecurrentOpSubBlockTest's shape: y = emb W1 is made outside and read by every step (a
+    `parameters` input of the op that is no parameter), with W2 fed as data; all four get gradients."""
+
+    def build(f):
+        y = L.matmul(f["emb"], f["w1"])
+        rnn = L.StaticRNN()
+        with rnn.step():
+            pre_h = rnn.memory(shape=[-1, DIM], batch_ref=f["x"], init_value=0.0)
+            both = L.concat([rnn.step_input(f["x"]), pre_h], 1)
+            new_h = L.tanh(L.elementwise_add(L.matmul(both, f["w2"]), y))
+            rnn.update_memory(pre_h, new_h)
+            rnn.step_output(new_h)
+        return rnn()
+
+    def numpy_loss(v):
+        y, h, outs = v["emb"] @ v["w1"], np.zeros((BATCH, DIM)), []
+        for x_t in v["x"]:
+            h = np.tanh(np.concatenate([x_t, h], 1) @ v["w2"] + y)
+            outs.append(h)
+        return np.mean(outs)
+
+    rng = _rng(10)
+    values = {
+        "x": rng.normal(size=(SEQ, BATCH, DIM)),
+        "emb": rng.normal(size=(BATCH, DIM)),
+        "w1": rng.normal(size=(DIM, DIM)),
+        "w2": rng.normal(size=(2 * DIM, DIM)),
+    }
+    _check(build, numpy_loss, values)
+
+
 def test_memory_without_init_starts_at_init_value_with_the_batch_of_batch_ref():
     """RecurrentOpNoMemBootTest: mem_t = mem_{t-1} + x_t from a constant of x's batch (its dimension 1)."""
 
