@@ -188,12 +188,6 @@ def test_a_loops_gradient_reads_a_counter_stepped_in_place_as_its_forward_op_did
     np.testing.assert_allclose(np.array(got), _central_differences(numpy_loss, w0), rtol=1e-4)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the memory's array is a loop output whose gradient nothing after the loop writes; backward "
-    "fills it with fill_zeros_like, whose kernel (ops/tensor.py) cannot take an array: it should give "
-    "an empty array, which reads back as zeros (read_from_array's X_W)",
-)
 def test_gradients_through_a_dynamic_rnn_memory_match_central_differences():
     rng = np.random.default_rng(2)
     rows, w = rng.normal(size=(sum(LENGTHS), D)), rng.normal(size=(D, H))

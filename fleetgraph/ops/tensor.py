@@ -11,6 +11,7 @@ from ..ir.errors import fmt_shape
 from ._common import normalize_axis, prod, same_shape
 from ._xp import astype, contiguous, copy, dtype_of, full, reshape, scalar, split
 from .counter_rng import draw_full
+from .lod_tensor import LoDTensor
 
 # -- constants and random init --------------------------------------------------------------------
 
@@ -29,8 +30,24 @@ register_op(
     ),
 )
 
+
+def _zeros_like(xp, x):
+    """Zeros shaped as x; for a tensor array, an array of zeros shaped as its elements (the gradient
+    of an array nobody read)."""
+    if isinstance(x, list):
+        return [None if v is None else _zeros_like(xp, v) for v in x]
+    if isinstance(x, LoDTensor):
+        return LoDTensor(xp.zeros_like(x.data), x.levels)
+    return xp.zeros_like(x)
+
+
 register_op(
-    "fill_zeros_like", inputs=("X",), outputs=("Out",), infer_shape=same_shape(), kernel=lambda xp, x: xp.zeros_like(x)
+    "fill_zeros_like",
+    inputs=("X",),
+    outputs=("Out",),
+    infer_shape=same_shape(),
+    kernel=_zeros_like,
+    takes_lod=True,
 )
 
 
