@@ -1,5 +1,17 @@
-"""`paddle.jit`: a dynamic Layer traced into a static Program (`to_static`), saved and loaded."""
+"""`paddle.jit`: a dynamic Layer or function traced into a static Program (`to_static`, its control
+flow converted by dy2static), saved and loaded."""
 
-from .api import InputSpec, StaticFunction, TranslatedLayer, load, save, to_static, trace
+from .api import InputSpec, StaticFunction, TranslatedLayer, declarative, load, save, to_static, trace
+from .dy2static import ProgramTranslator
 
-__all__ = ["InputSpec", "StaticFunction", "TranslatedLayer", "load", "save", "to_static", "trace"]
+__all__ = [
+    "InputSpec",
+    "ProgramTranslator",
+    "StaticFunction",
+    "TranslatedLayer",
+    "declarative",
+    "load",
+    "save",
+    "to_static",
+    "trace",
+]

@@ -1,14 +1,18 @@
-"""Tracing a dynamic Layer into a static Program, so it can be transpiled, inspected and exported.
+"""Tracing a dynamic Layer (or function) into a static Program, so it can be transpiled, inspected
+and exported.
 
 Steps of `trace(layer, input_spec)`:
   1. make a fresh Program pair, one data variable per input spec (`x`, `x_1`, ...);
   2. give every eager parameter of the layer (and its sublayers) a static Parameter of its shape
      and dtype in the program, swapped into the layer for the call: one per parameter object, named
      as it (`w_1`, ... after the first of a name: two models may have parameters of one name);
-  3. call the layer on the data variables in static mode: every layer function sees static inputs
-     and appends its op, exactly the ops the eager run executes (Python control flow is taken once,
-     as when the Program was traced);
-  4. swap the eager parameters back and return the program, its feeds and its fetch targets.
+  3. call the layer on the data variables in static mode, the forward of the layer and of each
+     sublayer written outside fleetgraph converted by dy2static: every layer function sees static
+     inputs and appends its op, an `if` / `while` / `for range` over a static Variable becomes a
+     cond / while_loop, and Python control flow on Python values is taken once, as it goes (all of
+     it, with ProgramTranslator().enable(False));
+  4. swap the eager parameters and forwards back and return the program, its feeds and its fetch
+     targets.
 Running the program feeds the inputs and reads the parameters' current eager values, so a traced
 layer keeps following training.
 """
@@ -17,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import types
 
 import numpy as np
 
@@ -25,6 +30,7 @@ from ..dygraph.tensor import Tensor
 from ..executor import Executor, Scope, scope_guard
 from ..ir import FleetgraphError, Program, program_guard, unique_name
 from ..ir.program import Variable
+from .dy2static import ProgramTranslator, convert_function, refuse_unconvertible
 
 
 class InputSpec:
@@ -97,8 +103,38 @@ def _static_parameters(layer, block):
             sub._parameters[key] = p
 
 
+def _dygraph_function(layer):
+    """The function a Layer's class runs as forward (the one under `@to_static`, if decorated)."""
+    forward = type(layer).forward
+    return forward._function if isinstance(forward, StaticFunction) else forward
+
+
+@contextlib.contextmanager
+def _dygraph_forwards(layer):
+    """Step 3's forwards: each layer's own (not to_static's), converted where written outside
+    fleetgraph, set on the instance for the call."""
+    convert = ProgramTranslator().enable_to_static
+    swapped = []
+    for sub in _named_layers(layer):
+        function = _dygraph_function(sub)
+        if convert and not (getattr(function, "__module__", None) or "").startswith("fleetgraph."):
+            function = convert_function(function)
+        swapped.append((sub, sub.__dict__.pop("forward", None)))
+        sub.__dict__["forward"] = types.MethodType(function, sub)
+    try:
+        yield
+    finally:
+        for sub, forward in swapped:
+            del sub.__dict__["forward"]
+            if forward is not None:
+                sub.__dict__["forward"] = forward
+
+
 def trace(layer, input_spec) -> Traced:
-    """Steps 1-4: the layer's forward as a static Program over `input_spec` (InputSpecs or Tensors)."""
+    """Steps 1-4: the layer's forward (or a function) as a static Program over `input_spec`
+    (InputSpecs or Tensors)."""
+    from ..nn.layer.layers import Layer
+
     specs = [s if isinstance(s, InputSpec) else InputSpec.from_tensor(s) for s in input_spec]
     program, startup = Program(), Program()
     with mode.static_guard(), program_guard(program, startup), unique_name.guard("traced_"):
@@ -107,13 +143,12 @@ def trace(layer, input_spec) -> Traced:
         for i, spec in enumerate(specs):  # step 1
             name = spec.name or ("x" if i == 0 else f"x_{i}")
             feeds.append(block.create_var(name, spec.shape, spec.dtype, is_data=True, stop_gradient=True))
-        static_forward = layer.__dict__.pop("forward", None)  # to_static's: trace the class's own
-        try:
-            with _static_parameters(layer, block) as params:
+        if isinstance(layer, Layer):
+            with _static_parameters(layer, block) as params, _dygraph_forwards(layer):
                 outputs = layer(*feeds)  # step 3
-        finally:
-            if static_forward is not None:
-                layer.__dict__["forward"] = static_forward
+        else:
+            params = {}
+            outputs = ProgramTranslator().get_func(layer)(*feeds)
     outs = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
     bad = [o for o in outs if not isinstance(o, Variable) or isinstance(o, Tensor)]
     if bad:
@@ -125,23 +160,53 @@ def trace(layer, input_spec) -> Traced:
 
 
 class StaticFunction:
-    """What `to_static` puts in a Layer's forward: traced once per input signature, then run by
-    the Executor (no gradients flow through it)."""
+    """What `to_static` makes of a Layer's forward or of a function: traced once per input
+    signature, then run by the Executor (no gradients flow through it); the dynamic code itself
+    while ProgramTranslator is disabled. On a class's forward (`@to_static` in the class body) it
+    becomes, per instance, the instance's StaticFunction."""
 
-    def __init__(self, layer, input_spec=None) -> None:
-        self._layer, self._input_spec = layer, input_spec
+    def __init__(self, function, input_spec=None) -> None:
+        self._function, self._input_spec = function, input_spec
         self._traced: dict[tuple, Traced] = {}
+
+    def __get__(self, instance, owner=None):
+        if instance is None:
+            return self
+        bound = instance.__dict__.get("_static_function")
+        if bound is None:
+            bound = StaticFunction(instance, self._input_spec)
+            object.__setattr__(instance, "_static_function", bound)
+        return bound
+
+    def _training(self):
+        return getattr(self._function, "training", None)
 
     def _get(self, inputs) -> Traced:
         specs = self._input_spec or [InputSpec([-1, *t.shape[1:]], t.dtype) for t in inputs]
-        key = tuple((tuple(s.shape), s.dtype) for s in specs) + (self._layer.training,)
+        key = tuple((tuple(s.shape), s.dtype) for s in specs) + (self._training(),)
         if key not in self._traced:
-            self._traced[key] = trace(self._layer, specs)
+            self._traced[key] = trace(self._function, specs)
         return self._traced[key]
 
     def __call__(self, *inputs):
+        if not ProgramTranslator().enable_to_static:
+            return self.dygraph_function(*inputs)
         outs = [Tensor(v) for v in self._get(inputs).run(*inputs)]
         return outs[0] if len(outs) == 1 else outs
+
+    @property
+    def dygraph_function(self):
+        """The dynamic code: the layer's own forward, bound, or the function."""
+        from ..nn.layer.layers import Layer
+
+        if isinstance(self._function, Layer):
+            return types.MethodType(_dygraph_function(self._function), self._function)
+        return self._function
+
+    @property
+    def code(self) -> str:
+        """The converted source of the dynamic code."""
+        return ProgramTranslator().get_code(self.dygraph_function)
 
     def concrete_program(self, *inputs) -> Program:
         """The traced Program for these inputs (or the input_spec given)."""
@@ -157,19 +222,22 @@ class StaticFunction:
 
 
 def to_static(function=None, input_spec=None, build_strategy=None, **kwargs):
-    """`paddle.jit.to_static(layer, input_spec)`: the layer, whose calls now run its traced Program."""
+    """`paddle.jit.to_static(layer_or_function, input_spec)`: a layer, whose calls now run its
+    traced Program, or a StaticFunction of a function (or, in a class body, of its forward)."""
     if function is None:
         return lambda f: to_static(f, input_spec)
     from ..nn.layer.layers import Layer
 
     if not isinstance(function, Layer):
-        raise FleetgraphError(
-            f"jit.to_static: expected a paddle.nn.Layer, got {type(function).__name__}; functions are not traced"
-        )
+        refuse_unconvertible(function)
+        return StaticFunction(function, input_spec)
     static = StaticFunction(function, input_spec)
     object.__setattr__(function, "forward", static)
     object.__setattr__(function, "_static_function", static)
     return function
+
+
+declarative = to_static  # Paddle 2.0's earlier name of the decorator
 
 
 def save(layer, path: str, input_spec=None, **configs) -> None:
