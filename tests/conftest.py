@@ -25,6 +25,17 @@ def _verify_every_program_the_executor_prepares(monkeypatch):
     monkeypatch.setattr(plan.Plan, "__init__", verified)
 
 
+@pytest.fixture(autouse=True)
+def _restore_the_mode():
+    """A test that calls enable_static() or disable_static() leaves the mode (and the eager place)
+    as it found them: the tests after it do not depend on the order they run in."""
+    from fleetgraph.dygraph import mode
+
+    saved = mode._mode, mode.eager_place.xp
+    yield
+    mode._mode, mode.eager_place.xp = saved
+
+
 # -- under CI=true, a skip is a failure --------------------------------------------------------------
 # CI installs every tool a test needs (.ci/run), so a skip there means a tool went missing or a test
 # was switched off. The exception is a test marked `gpu` (CI has no GPU); it skips per test, so a GPU

@@ -141,11 +141,11 @@ def test_an_optimizer_that_needs_every_row_refuses_a_lazy_table(name):
 
 
 def test_weight_decay_of_a_table_applies_at_the_rows_a_batch_touches():
-    from fleetgraph.ops.math import _scale_kernel, _sum_kernel
+    from fleetgraph.ops.math import _scale_kernel, sum_values
 
     table = SparseTable(50, 2, "float32", UNIFORM)
     decay = _scale_kernel(np, table, scale=0.1, bias=0.0, bias_after_scale=True)
-    grad = _sum_kernel(np, [SelectedRows(np.array([3, 3, 8]), np.ones((3, 2), "float32"), 50), decay])
+    grad = sum_values(np, [SelectedRows(np.array([3, 3, 8]), np.ones((3, 2), "float32"), 50), decay])
     np.testing.assert_array_equal(grad.rows, [3, 8])
     np.testing.assert_allclose(grad.value, [[2, 2], [1, 1]] + 0.1 * table.lookup([3, 8]), rtol=1e-6)
     assert len(table) == 2
