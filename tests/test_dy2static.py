@@ -107,6 +107,53 @@ def test_an_if_inside_a_while_nests_a_conditional_block_in_the_loop():
     assert "conditional_block" in [op.type for op in body.ops]
 
 
+def _grow_until_large(x, n):
+    i = paddle.full([1], 0, "int64")
+    while i < n:
+        if paddle.mean(x) > 5.0:
+            break
+        x = x + 1.0
+        i = i + 1
+    return x, i
+
+
+def _double_the_small(x, n):
+    for _ in range(n):
+        x = x + 1.0
+        if paddle.mean(x) > 3.0:
+            continue
+        x = x * 2.0
+    return x
+
+
+def _grow_in_range(x, n):
+    for _ in range(n):
+        if paddle.mean(x) > 4.0:
+            break
+        x = x + 1.0
+    return x
+
+
+def test_break_and_continue_under_a_static_if_become_flags_of_the_while():
+    x, n = _tensor([1.0, 2.0]), _tensor([10], "int64")
+    want = [t.numpy() for t in _grow_until_large(x, n)]
+    np.testing.assert_allclose(want[0], [5.0, 6.0])
+    static = paddle.jit.to_static(_grow_until_large)
+    for got, expected in zip(static(x, n), want):
+        np.testing.assert_allclose(got.numpy(), expected)
+    assert "while" in _op_types(static.main_program)
+    want = _double_the_small(x, 4).numpy()  # the eager run's range takes a Python int
+    np.testing.assert_allclose(want, [7.0, 9.0])  # doubled once, then only grown
+    static = paddle.jit.to_static(_double_the_small)
+    np.testing.assert_allclose(static(x, _tensor([4], "int64")).numpy(), want)
+    assert "while" in _op_types(static.main_program)
+    want = _grow_in_range(x, 10).numpy()
+    np.testing.assert_allclose(want, [4.0, 5.0])
+    static = paddle.jit.to_static(_grow_in_range)
+    np.testing.assert_allclose(static(x, _tensor([10], "int64")).numpy(), want)
+    np.testing.assert_allclose(static(x, _tensor([1], "int64")).numpy(), [2.0, 3.0])
+
+
 class _Flagged(paddle.nn.Layer):
     def __init__(self, double: bool) -> None:
         super().__init__()
@@ -189,10 +236,10 @@ def _one_branch(x):
     return y  # noqa: F821
 
 
-def _breaks(x, n):
+def _returns_in_loop(x, n):
     i = paddle.full([1], 0, "int64")
     while i < n:
-        break
+        return x
     return x
 
 
@@ -214,14 +261,14 @@ def _made_in_loop(x, n):
     "function, message",
     [
         (_one_branch, r"test_dy2static.py:\d+: `if paddle.mean\(x\) > 0:`: 'y' is assigned in only one branch"),
-        (_breaks, r"test_dy2static.py:\d+: `while i < n:` stays Python: it holds a break \(line \d+\)"),
+        (_returns_in_loop, r"test_dy2static.py:\d+: `while i < n:` stays Python: it holds a return \(line \d+\)"),
         (_two_shapes, r"the branches give 'y' different structures; expected the same, got tuple of 2 and"),
         (_made_in_loop, r"'made' is first assigned inside the loop and used after it"),
     ],
 )
 def test_what_cannot_convert_is_refused_naming_the_source_line(function, message):
     static = paddle.jit.to_static(function)
-    args = [_tensor([1.0])] + ([_tensor([2], "int64")] if function in (_breaks, _made_in_loop) else [])
+    args = [_tensor([1.0])] + ([_tensor([2], "int64")] if function in (_returns_in_loop, _made_in_loop) else [])
     with pytest.raises(paddle.FleetgraphError, match=message):
         static(*args)
 
@@ -233,8 +280,13 @@ def test_python_control_flow_keeps_python_semantics_when_converted():
             pass
         while k > 10:
             k -= 1
-        return i, k
+        for j in range(100):
+            if j == k:
+                break
+        return i, k, j
 
-    assert ProgramTranslator().get_func(last_index)(3) == (2, 3)
-    assert ProgramTranslator().get_func(last_index)(0) == (-1, 0)
-    assert ProgramTranslator().get_func(last_index)(12) == (11, 10)
+    converted = ProgramTranslator().get_func(last_index)
+    assert converted is not last_index and "convert_for_range" in ProgramTranslator().get_code(last_index)
+    assert converted(3) == (2, 3, 3)
+    assert converted(0) == (-1, 0, 0)
+    assert converted(12) == (11, 10, 10)

@@ -133,14 +133,13 @@ def _merge(name: str, true_value, false_value, mask: Variable, where: str):
                 f"got {_structure(true_value)} and {_structure(false_value)}"
             )
         return type(true_value)(_merge(name, t, f, mask, where) for t, f in zip(true_value, false_value))
-    numbers = (bool, int, float)
-    if not all(is_static(v) or isinstance(v, numbers) for v in (true_value, false_value)) or not (
-        is_static(true_value) or is_static(false_value)
-    ):
+    if not all(is_static(v) or isinstance(v, (bool, int, float)) for v in (true_value, false_value)):
         raise FleetgraphError(
             f"dy2static {where}: the branches give {name!r} different values ({true_value!r} and "
             f"{false_value!r}); expected Variables or numbers, which a static if can choose between"
         )
+    if not (is_static(true_value) or is_static(false_value)):  # e.g. a break flag set in one branch
+        true_value = _to_static(true_value, name, where)
     if not is_static(true_value):
         true_value = _constant_like(true_value, false_value)
     if not is_static(false_value):
@@ -163,7 +162,7 @@ def convert_while_loop(cond_fn, body_fn, loop_vars: tuple, names: tuple, where: 
     if not is_static(pred):
         while pred:
             loop_vars = body_fn(*loop_vars)
-            pred = cond_fn(*loop_vars)
+            pred = python_test(cond_fn(*loop_vars), f"{where}: a Python loop whose test became static inside it")
         return loop_vars
     if not names:
         raise FleetgraphError(f"dy2static {where}: the loop assigns no name used after it or by its test")
@@ -180,13 +179,17 @@ def convert_while_loop(cond_fn, body_fn, loop_vars: tuple, names: tuple, where: 
     return tuple(while_loop(cond, body, static_vars))
 
 
-def convert_for_range(range_args: tuple, body_fn, index, loop_vars: tuple, names: tuple, where: str):
-    """`(index, *names)` after `for index in range(*range_args): loop_vars = body_fn(index, *loop_vars)`.
-    With a static bound it is a while over the index (after the loop the index is the first value
-    past the bound, as Paddle's converted loop; a Variable step is taken as positive)."""
+def convert_for_range(range_args: tuple, body_fn, index, loop_vars, names: tuple, where: str, broke=None):
+    """`(index, *names)` after `for index in range(*range_args): loop_vars = body_fn(index, *loop_vars)`,
+    ending early once the loop variable named `broke` (the break flag) holds. With a static bound it
+    is a while over the index (after the loop the index is one step past its last value, as Paddle's
+    converted loop; a Variable step is taken as positive)."""
+    flag = names.index(broke) if broke else None
     if not any(is_static(a) for a in range_args):
         for index in range(*range_args):
             loop_vars = body_fn(index, *loop_vars)
+            if flag is not None and python_test(loop_vars[flag], f"{where}: a break under a static if"):
+                break
         return (index, *loop_vars)
     start, stop, step = (0, *range_args, 1) if len(range_args) == 1 else (*range_args, 1)[:3]
     if not is_static(step) and step == 0:
@@ -197,7 +200,10 @@ def convert_for_range(range_args: tuple, body_fn, index, loop_vars: tuple, names
     descending = not is_static(step) and step < 0
 
     def cond(i, *values):
-        return i > stop if descending else i < stop
+        in_range = i > stop if descending else i < stop
+        if flag is None:
+            return in_range
+        return convert_logical_and(lambda: in_range, lambda: convert_logical_not(values[flag]))
 
     def body(i, *values):
         outs = body_fn(i, *values)

@@ -3,15 +3,16 @@ source rewritten so that its `if`, `while` and `for ... in range(...)` call the 
 which build the static cond / while_loop when their test is a static Variable.
 
 Steps of `convert_function(func)`:
-  1. parse the function's source (inspect.getsource, dedented), its decorators dropped;
+  1. parse the function's source (inspect.getsource, dedented), its decorators dropped, and write
+     the break / continue of its loops as flags (break_continue.py);
   2. rewrite it bottom-up (`_ControlFlow`): `if test: A else: B` becomes two functions of the names
      the branches assign and one `names = convert_ifelse(test, true_fn, false_fn, ...)`, returning
      the names the statement hands on (read after it, or read by it before it writes them);
      `while test: A` becomes `names = convert_while_loop(cond_fn, body_fn, ...)` over the names the
      body assigns and the test, a later statement or the body's next iteration reads; `for i in
      range(...)` becomes `convert_for_range`; `and` / `or` / `not` in those tests become
-     convert_logical_*. A statement holding `return`, `break`, `continue` or `yield` (or a loop with
-     `else`) stays Python, its test checked by `python_test`, which refuses a static Variable;
+     convert_logical_*. A statement holding `return` or `yield` (or a `break` / `continue` step 1
+     left, or a loop with `else`) stays Python, its test checked by `python_test`, which refuses a static Variable;
   3. compile it where the source lives (tracebacks and errors name its lines) into a function with
      the original globals, defaults and closure cells.
 """
@@ -28,6 +29,7 @@ from collections import Counter
 
 from ..ir.errors import FleetgraphError
 from . import convert_operators
+from .break_continue import BreakContinue, is_range_loop
 
 _RUNTIME = "_fg_jst"  # the name the converted code reaches convert_operators by (a closure cell)
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
@@ -264,20 +266,14 @@ class _ControlFlow(ast.NodeTransformer):
         return code
 
     def visit_For(self, node: ast.For) -> ast.AST:
-        it = node.iter
-        is_range = (
-            isinstance(it, ast.Call)
-            and isinstance(it.func, ast.Name)
-            and it.func.id == "range"
-            and 1 <= len(it.args) <= 3
-            and not it.keywords
-            and isinstance(node.target, ast.Name)
-        )
-        if not is_range:
+        if not is_range_loop(node):
             return self.generic_visit(node)
         blocker = node if node.orelse else _blocker(node.body)
-        index = node.target.id
-        loop_vars = self._loop_vars(node, node.body, extra=(index,))
+        index, broke = node.target.id, getattr(node, "_fg_break", None)
+        loop_vars = self._loop_vars(node, node.body, extra=(index, broke))
+        if broke:
+            self.loads[broke] += 1  # convert_for_range reads the flag after each iteration
+            loop_vars.append(broke)
         self.generic_visit(node)
         if blocker is not None:
             return self._keep_python(node, blocker)
@@ -287,11 +283,11 @@ class _ControlFlow(ast.NodeTransformer):
                 return {_names_tuple(loop_vars)}
             {_names_tuple([index, *loop_vars])} = {_RUNTIME}.convert_for_range(
                 None, {body_fn}, {_RUNTIME}.ld(locals(), {index!r}), {_loads(loop_vars)}, {tuple(loop_vars)!r},
-                {self.where(node)!r})
+                {self.where(node)!r}, {broke!r})
         """)
         _place(code, node)
         code[0].body[:0] = node.body
-        code[1].value.args[0] = ast.Tuple(elts=list(it.args), ctx=ast.Load())
+        code[1].value.args[0] = ast.Tuple(elts=list(node.iter.args), ctx=ast.Load())
         ast.copy_location(code[1].value.args[0], node)
         return code
 
@@ -339,6 +335,8 @@ def _converted_ast(func) -> tuple[ast.Module, _Where]:
         raise TypeError(f"{func.__qualname__}: expected a function defined with def")
     fdef.decorator_list = []
     where = _Where(func, source, first_line)
+    flags = BreakContinue()
+    fdef.body = [out for stmt in fdef.body for out in _as_list(flags.visit(stmt))]
     loads = Counter(name for kind, name in _events(fdef.body) if kind == "load")
     transformer = _ControlFlow(loads, where)
     fdef.body = [out for stmt in fdef.body for out in _as_list(transformer.visit(stmt))]
