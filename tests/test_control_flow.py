@@ -552,3 +552,23 @@ def test_a_tensor_array_fetches_as_a_list_and_sums_element_by_element():
     assert isinstance(got, list) and [g.tolist() for g in got] == [[1.0, 1.0], [2.0, 2.0]]
     assert [t.tolist() for t in total] == [[11.0, 11.0], [2.0, 2.0]]
     assert main.global_block().var(both.name).type == "lod_tensor_array"
+
+
+def test_verify_refuses_a_static_rnn_step_writing_an_outer_variable_it_does_not_declare():
+    main, startup, guard = _programs()
+    with guard:
+        x = fluid.data("x", [3, 2, 4], "float32")
+        h_boot = fluid.data("h_boot", [2, 4], "float32")
+        other = L.fill_constant([2, 4], "float32", 0.0)
+        rnn = L.StaticRNN()
+        with rnn.step():
+            h_pre = rnn.memory(init=h_boot)
+            h = L.elementwise_add(rnn.step_input(x), h_pre)
+            rnn.update_memory(h_pre, h)
+            rnn.output(h)
+        rnn()
+    verify(main, feed_names=["x", "h_boot"])
+    step = next(op for op in main.global_block().ops if op.type == "recurrent")
+    main.block(step.attrs["sub_block"]).append_op("assign", {"X": [h_boot]}, {"Out": [other]})
+    with pytest.raises(VerifyError, match=f"writes '{other.name}' of an outer block, which the op does not list"):
+        verify(main, feed_names=["x", "h_boot"])

@@ -62,7 +62,11 @@ def _verify_block(program: Program, block: Block, feeds: set[str]) -> None:
 
 
 # a sub-block op's slots: (its condition, what the body reads from outside, what it writes there)
-_SUB_BLOCK_SLOTS = {"while": ("Condition", "X", "Out"), "conditional_block": ("Cond", "Input", "Out")}
+_SUB_BLOCK_SLOTS = {
+    "while": ("Condition", ("X",), "Out"),
+    "conditional_block": ("Cond", ("Input",), "Out"),
+    "recurrent": (None, ("inputs", "initial_states", "parameters"), "outputs"),
+}
 
 
 def _verify_sub_block_op(program: Program, block: Block, i: int, where: str) -> None:
@@ -70,14 +74,15 @@ def _verify_sub_block_op(program: Program, block: Block, i: int, where: str) -> 
     element, and the outer variables the body reads and writes are the ones the op declares (the
     gradient and the pruning of the program go by them)."""
     op = block.ops[i]
-    cond_slot, read_slot, write_slot = _SUB_BLOCK_SLOTS[op.type]
+    cond_slot, read_slots, write_slot = _SUB_BLOCK_SLOTS[op.type]
+    read_slot = "/".join(read_slots)
     sub_idx = op.attrs.get("sub_block")
     if not isinstance(sub_idx, int) or not 0 < sub_idx < len(program.blocks):
         _fail(block, i, f"{where}: sub_block {sub_idx!r} is not a block of this program")
     sub = program.blocks[sub_idx]
     if sub.parent_idx != block.idx:
         _fail(block, i, f"{where}: sub_block {sub_idx} has parent block {sub.parent_idx}; expected {block.idx}")
-    if op.type == "while" or op.attrs.get("is_scalar_condition"):
+    if cond_slot is not None and (op.type == "while" or op.attrs.get("is_scalar_condition")):
         for name in op.input(cond_slot):
             var = block.var_recursive(name)
             if var.dtype != "bool" or any(d > 1 for d in var.shape):
@@ -87,7 +92,7 @@ def _verify_sub_block_op(program: Program, block: Block, i: int, where: str) -> 
                     f"{where}: condition {name!r} is {var.dtype} of shape {list(var.shape)}; expected a bool "
                     "with one element",
                 )
-    declared_reads = set(op.input(read_slot)) | set(op.input(cond_slot))
+    declared_reads = {n for slot in read_slots for n in op.input(slot)} | set(op.input(cond_slot or ""))
     declared_writes = set(op.output(write_slot))
     inner: set[str] = set()
     for j, inner_op in enumerate(sub.ops):

@@ -161,7 +161,7 @@ register_op(
 )
 
 
-def _input_grads(xp, ctx, names: list[str], grad_names: list[str], carried: set[str], sums: dict) -> list:
+def input_grads_of(xp, ctx, names: list[str], grad_names: list[str], carried: set[str], sums: dict) -> list:
     """The gradient outputs of a sub-block op: a carried variable's chained gradient as the gradient
     block left it, the others' sums over the block's runs; zeros where nothing flowed back."""
     env, out = ctx.env, []
@@ -176,7 +176,7 @@ def _input_grads(xp, ctx, names: list[str], grad_names: list[str], carried: set[
     return out
 
 
-def _grad_slots(ctx, in_slot: str) -> tuple[list[str], list[str | None]]:
+def grad_slots(ctx, in_slot: str) -> tuple[list[str], list[str | None]]:
     """The forward inputs of a gradient op, and the gradient output names aligned with them."""
     names = ctx.op.input(in_slot)
     wanted = ctx.op.output(in_slot + GRAD)
@@ -184,7 +184,7 @@ def _grad_slots(ctx, in_slot: str) -> tuple[list[str], list[str | None]]:
     return names, [by_forward.get(n) for n in names]
 
 
-class _Separate:
+class SeparateGrads:
     """While a gradient block runs, the gradients it writes of non-carried outer variables are its
     own: what the env held under those names (another op's share of the same gradient) is set aside
     and put back afterwards, and each run's values are summed."""
@@ -206,14 +206,14 @@ class _Separate:
 
 
 def _conditional_block_grad(xp, cond, inputs, out, out_grads, scope, *, sub_block, is_scalar_condition, ctx):
-    names, grad_names = _grad_slots(ctx, "Input")
+    names, grad_names = grad_slots(ctx, "Input")
     carried = set(names) & set(ctx.op.input("Out"))
-    separate = _Separate(ctx.env, [n for n, g in zip(names, grad_names) if g and n not in carried])
+    separate = SeparateGrads(ctx.env, [n for n, g in zip(names, grad_names) if g and n not in carried])
     if scope[0]:
         ctx.run_block(sub_block)
     separate.collect(xp)
     separate.restore()
-    return _input_grads(xp, ctx, names, grad_names, carried, separate.sums)
+    return input_grads_of(xp, ctx, names, grad_names, carried, separate.sums)
 
 
 register_op(
@@ -294,9 +294,9 @@ def _while_grad(
     if is_test:
         raise FleetgraphError("while_grad: the loop ran with is_test=True and recorded no iterations")
     env, op = ctx.env, ctx.op
-    names, grad_names = _grad_slots(ctx, "X")
+    names, grad_names = grad_slots(ctx, "X")
     carried = set(names) & set(op.input("Out"))
-    separate = _Separate(env, [n for n, g in zip(names, grad_names) if g and n not in carried])
+    separate = SeparateGrads(env, [n for n, g in zip(names, grad_names) if g and n not in carried])
     final = {n: env[n] for start, end in step_scopes[-1:] for n in (*start, *end) if n in env}
     for start, end in reversed(step_scopes):
         env.update(end)
@@ -305,7 +305,7 @@ def _while_grad(
         separate.collect(xp)
     env.update(final)
     separate.restore()
-    return _input_grads(xp, ctx, names, grad_names, carried, separate.sums)
+    return input_grads_of(xp, ctx, names, grad_names, carried, separate.sums)
 
 
 register_op(

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from ..ir import FleetgraphError, InferContext, register_op
 from ..ir.program import VarType
-from .control_flow import GRAD, _grad_slots, _input_grads, _Separate
+from .control_flow import GRAD, SeparateGrads, grad_slots, input_grads_of
 
 
 def _offsets(n: int, reverse: bool) -> list[int]:
@@ -136,13 +136,13 @@ def _recurrent_grad(
         raise FleetgraphError("recurrent_grad: the recurrent op ran with is_train=False and recorded no steps")
     env, op = ctx.env, ctx.op
     ex_states, states = attrs["ex_states"], attrs["states"]
-    in_names, in_grad_names = _grad_slots(ctx, "inputs")
-    param_names, param_grad_names = _grad_slots(ctx, "parameters")
+    in_names, in_grad_names = grad_slots(ctx, "inputs")
+    param_names, param_grad_names = grad_slots(ctx, "parameters")
     incoming = {n.split(GRAD)[0]: g for n, g in zip(op.input("outputs@GRAD"), out_grads)}
     own = [n + GRAD for n in (*in_names, *op.input("outputs"), *states, *ex_states)]
     saved = {g: env[g] for g in own if g in env}
     final = {n: env[n] for _, values in step_scopes for n in values if n in env}
-    separate = _Separate(env, [n for n, g in zip(param_names, param_grad_names) if g])
+    separate = SeparateGrads(env, [n for n, g in zip(param_names, param_grad_names) if g])
     carry = None
     in_grads: dict[int, list] = {}
     for t, values in reversed(step_scopes):
@@ -167,12 +167,12 @@ def _recurrent_grad(
     input_grads = [
         None if g is None else xp.stack([in_grads[t][k] for t in order]) for k, g in enumerate(in_grad_names)
     ]
-    _, init_grad_names = _grad_slots(ctx, "initial_states")
+    _, init_grad_names = grad_slots(ctx, "initial_states")
     init_grads = [
         None if g is None else xp.zeros_like(x) if carry is None else carry[k]
         for k, (g, x) in enumerate(zip(init_grad_names, initial_states))
     ]
-    return input_grads, init_grads, _input_grads(xp, ctx, param_names, param_grad_names, set(), separate.sums)
+    return input_grads, init_grads, input_grads_of(xp, ctx, param_names, param_grad_names, set(), separate.sums)
 
 
 def _popped_grad(xp, env: dict, name: str):
