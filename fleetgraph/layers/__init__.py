@@ -7,6 +7,7 @@ from .beam_search import (
 )
 from .crf import chunk_eval, crf_decoding, linear_chain_crf
 from .dynamic_rnn import DynamicRNN
+from .decode import BeamSearchDecoder, Decoder, dynamic_decode
 from .helper import LayerHelper
 from .io import fluid_data as data
 from .learning_rate_scheduler import (
@@ -118,6 +119,19 @@ from .tensor import (
     transpose,
     zeros,
 )
+from .tensor_shape import (
+    elementwise_floordiv,
+    elementwise_mod,
+    expand,
+    gather_nd,
+    ones_like,
+    range,
+    shape,
+    squeeze,
+    stack,
+    unsqueeze,
+    zeros_like,
+)
 from .tensor_array import (
     array_length,
     array_read,
@@ -135,6 +149,20 @@ from .tensor_array import (
 monkey_patch_variable()
 
 __all__ = [
+    "BeamSearchDecoder",
+    "Decoder",
+    "dynamic_decode",
+    "elementwise_floordiv",
+    "elementwise_mod",
+    "expand",
+    "gather_nd",
+    "ones_like",
+    "range",
+    "shape",
+    "squeeze",
+    "stack",
+    "unsqueeze",
+    "zeros_like",
     "beam_search",
     "beam_search_decode",
     "gather_tree",

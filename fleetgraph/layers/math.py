@@ -146,6 +146,13 @@ def _scalar_op(x, scale_=1.0, bias=0.0):
     return scale(x, scale_, bias)
 
 
+def _constant_op(op_type, x, c):
+    """x (op) c for a number c: the number as a one-element tensor of x's dtype."""
+    from .tensor import fill_constant
+
+    return bind(op_type, {"X": [x], "Y": [fill_constant([1], x.dtype, c)]}, {"axis": -1})
+
+
 def _operator(op_type, reverse=False, scalar=None):
     def method(self, other):
         if isinstance(other, (int, float)):
@@ -162,6 +169,10 @@ def monkey_patch_variable() -> None:
     Variable.__rsub__ = _operator("elementwise_sub", reverse=True, scalar=lambda x, c: _scalar_op(x, -1.0, c))
     Variable.__mul__ = Variable.__rmul__ = _operator("elementwise_mul", scalar=lambda x, c: _scalar_op(x, c))
     Variable.__truediv__ = _operator("elementwise_div", scalar=lambda x, c: _scalar_op(x, 1.0 / c))
+    Variable.__floordiv__ = _operator(
+        "elementwise_floordiv", scalar=lambda x, c: _constant_op("elementwise_floordiv", x, c)
+    )
+    Variable.__mod__ = _operator("elementwise_mod", scalar=lambda x, c: _constant_op("elementwise_mod", x, c))
     Variable.__neg__ = lambda self: _scalar_op(self, -1.0)
     Variable.__matmul__ = lambda self, other: matmul(self, other)
     Variable.__getitem__ = _getitem

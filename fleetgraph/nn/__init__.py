@@ -2,6 +2,7 @@
 `initializer` and the gradient clips."""
 
 from ..clip import ClipGradByGlobalNorm, ClipGradByNorm, ClipGradByValue
+from ..layers.decode import BeamSearchDecoder, dynamic_decode
 from . import functional, initializer
 from .layer.activation import CrossEntropyLoss, MSELoss, ReLU, Sigmoid, Softmax, Tanh
 from .layer.common import Dropout, Embedding, Flatten, Linear
@@ -13,6 +14,8 @@ from .layer.pooling import AdaptiveAvgPool2D, AvgPool2D, MaxPool2D
 from .layer.rnn import GRU, LSTM, RNN, BiRNN, GRUCell, LSTMCell, RNNCellBase, SimpleRNN, SimpleRNNCell  # noqa: F401
 
 __all__ = [
+    "BeamSearchDecoder",
+    "dynamic_decode",
     "AdaptiveAvgPool2D",
     "AvgPool2D",
     "BatchNorm",

@@ -33,6 +33,7 @@ from . import (  # noqa: F401
     table,
     tensor,
     tensor_array,
+    tensor_shape,
 )
 from .selected_rows import SelectedRows
 

@@ -7,7 +7,7 @@ import numpy as np
 from ..ir import InferContext, make_grad_op, register_op
 from ..ir.errors import fmt_shape
 from ._common import aligned_y_shape, broadcast_dims, prod, same_shape
-from ._xp import mask, reshape, scalar, total
+from ._xp import is_float, mask, reshape, scalar, total
 from .lod_tensor import LoDTensor, strip
 from .selected_rows import SelectedRows, merge_dense
 from .sparse_table import RowFunction, SparseTable
@@ -170,6 +170,34 @@ for _name, _fwd, _bwd in (
         attrs={"axis": -1},
         kernel=_bwd,
         wants_outputs=True,
+    )
+
+# -- floordiv, mod: integer arithmetic of Paddle's elementwise family, no gradient ----------------------
+
+
+def _floordiv(xp, x, y, *, axis):
+    """a / b truncated toward zero, as Paddle's kernel (std::trunc), dividing by zero an error."""
+    y = _align(xp, x, y, axis)
+    if bool(xp.any(y == 0)):
+        raise ZeroDivisionError("elementwise_floordiv: Y holds a zero")
+    if is_float(xp, x):
+        return xp.trunc(x / y)
+    return xp.astype(xp.trunc(xp.astype(x, xp.float64) / xp.astype(y, xp.float64)), x.dtype)
+
+
+def _mod(xp, x, y, *, axis):
+    """The remainder with the divisor's sign (Python's %), as Paddle 2.0's kernel."""
+    return xp.remainder(x, _align(xp, x, y, axis))
+
+
+for _name, _fwd in (("floordiv", _floordiv), ("mod", _mod)):
+    register_op(
+        f"elementwise_{_name}",
+        inputs=("X", "Y"),
+        outputs=("Out",),
+        attrs={"axis": -1},
+        infer_shape=_elementwise_infer,
+        kernel=_fwd,
     )
 
 # -- comparisons and the step counter --------------------------------------------------------------------
