@@ -104,6 +104,77 @@ def sparse_ctr(optimizer_factory, seed=5, is_sparse=True):
     return main, startup, loss
 
 
+W2V_VOCAB, W2V_WIDTH, W2V_HIDDEN = 4000, 8, 32  # the table: 32,000 elements, a block per pserver
+W2V_CLASSES, W2V_DEPTH = 1024, 10  # the loss's weight: two blocks too; hsigmoid's paths: 10 nodes
+W2V_NEGATIVES = [3, 200, 517, 800, 1011]
+
+
+def word2vec(optimizer_factory, loss="nce", is_sparse=False, seed=5):
+    """A word2vec-like model: each id looked up in "w2v_table" [W2V_VOCAB, W2V_WIDTH] (is_sparse: the
+    pservers hold it, grown as ids touch it), a tanh layer, then a sampled loss over W2V_CLASSES
+    classes whose weight's gradient is SelectedRows with is_sparse: nce against the fixed negatives
+    W2V_NEGATIVES (the op's custom_neg_classes, so any split of a batch samples alike), or hsigmoid
+    through the complete binary tree whose paths come with the batch. Returns (main, startup, loss)."""
+    main, startup = Program(), Program()
+    main.random_seed = startup.random_seed = seed
+    with program_guard(main, startup), unique_name.guard():
+        ids = fluid.layers.data(name="ids", shape=[1], dtype="int64")
+        label = fluid.layers.data(name="label", shape=[1], dtype="int64")
+        attr = fluid.ParamAttr(name="w2v_table", initializer=fluid.initializer.Uniform(-0.5, 0.5))
+        emb = fluid.layers.embedding(ids, size=[W2V_VOCAB, W2V_WIDTH], is_sparse=is_sparse, param_attr=attr)
+        hidden = fluid.layers.fc(emb, size=W2V_HIDDEN, act="tanh")
+        if loss == "nce":
+            cost = fluid.layers.nce(hidden, label, W2V_CLASSES, num_neg_samples=len(W2V_NEGATIVES), is_sparse=is_sparse)
+            next(op for op in main.global_block().ops if op.type == "nce").attrs["custom_neg_classes"] = W2V_NEGATIVES
+        else:
+            paths = [fluid.layers.data(name=n, shape=[W2V_DEPTH], dtype="int64") for n in ("path_table", "path_code")]
+            cost = fluid.layers.hsigmoid(
+                hidden,
+                label,
+                W2V_CLASSES - 1,
+                path_table=paths[0],
+                path_code=paths[1],
+                is_custom=True,
+                is_sparse=is_sparse,
+            )
+        avg = fluid.layers.mean(cost)
+        optimizer_factory().minimize(avg)
+    return main, startup, avg
+
+
+def tree_paths(label: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(path_table, path_code) [N, W2V_DEPTH] of each label's leaf in the complete binary tree of
+    W2V_CLASSES leaves (heap numbering, root 1; inner node k is row k - 1 of the weight)."""
+    node = label.reshape(-1) + W2V_CLASSES
+    table, code = [], []
+    for _ in range(W2V_DEPTH):
+        code.append(node & 1)
+        node = node >> 1
+        table.append(node - 1)
+    return np.stack(table[::-1], axis=1).astype("int64"), np.stack(code[::-1], axis=1).astype("int64")
+
+
+def lstm_mlp(optimizer_factory, hidden=16, classes=10, seed=3):
+    """The MLP's task through paddle.nn.LSTM (the fused `rnn` op): each 784-feature image as 28 steps
+    of 28, the last step's output to softmax cross entropy. Returns (main, startup, image, label, loss)."""
+    main, startup = Program(), Program()
+    main.random_seed = startup.random_seed = seed
+    was_dynamic = paddle.in_dynamic_mode()
+    paddle.enable_static()  # paddle.nn layers create their weights in the mode they are built in
+    try:
+        with program_guard(main, startup), unique_name.guard():
+            image = paddle.static.data(name="image", shape=[None, 784], dtype="float32")
+            label = paddle.static.data(name="label", shape=[None, 1], dtype="int64")
+            out, _ = paddle.nn.LSTM(28, hidden)(paddle.reshape(image, [-1, 28, 28]))
+            logits = paddle.static.nn.fc(out[:, -1, :], size=classes)
+            loss = paddle.nn.functional.cross_entropy(logits, label)
+            optimizer_factory().minimize(loss)
+    finally:
+        if was_dynamic:
+            paddle.disable_static()
+    return main, startup, image, label, loss
+
+
 def housing_batches(batch_size=20, epochs=1):
     reader = paddle.batch(paddle.dataset.uci_housing.train(), batch_size)
     for _ in range(epochs):
@@ -136,6 +207,13 @@ def global_batches(model: str, steps: int, rows: int, seed: int = 5):
             feed = {f"C{i}": ids[i] for i in range(SPARSE_SLOTS)}
             feed["dense"] = rng.normal(size=(rows, 2)).astype("float32")
             feed["label"] = (score >= 1).astype("int64")
+            yield feed
+        elif model.startswith("w2v"):  # 40 ids spread over the table, each word's class fixed by its id
+            ids = rng.integers(0, 40, size=(rows, 1)) * (W2V_VOCAB // 40)
+            label = (ids * 97 // (W2V_VOCAB // 40)) % W2V_CLASSES
+            feed = {"ids": ids, "label": label}
+            if "hsigmoid" in model:
+                feed["path_table"], feed["path_code"] = tree_paths(label)
             yield feed
         else:
             label = rng.integers(0, 10, size=rows)

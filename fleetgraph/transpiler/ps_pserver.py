@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 from ..ir import FleetgraphError, OpRole, Program, get_op_def, verify
 from ..ir.errors import close_matches
-from ..ir.program import Block, Operator, Variable
+from ..ir.program import Block, Operator, Variable, VarType
 from .ps_clip import SCALE, SQUARES, append_scaled_grad, append_squares, declare_scale, is_clip_op
 from .ps_plan import GEO, DistPlan, ParamPlan, VarBlock
 from .ps_table import lazy_init_attrs, table_state_vars
@@ -77,7 +77,7 @@ def build_pserver_program(program: Program, plan: DistPlan, endpoint: str) -> Pr
             _declare(root, origin.var_recursive(s.origin), s)
         received = _received_names(plan, p, b)
         for name in received:
-            root.create_var(name, b.shape, p.dtype, type=origin.var_recursive(p.grad).type)
+            root.create_var(name, b.shape, p.dtype, type=_received_type(origin, plan, p))
         sub = pserver._create_block(0)  # step 3
         clipped = clip.clipped_grad(p.param) if clip is not None else None
         if clipped is not None:  # averaged in the clip block, scaled here
@@ -276,6 +276,15 @@ def _received_names(plan: DistPlan, p: ParamPlan, b: VarBlock) -> list[str]:
     if plan.grad_suffix_trainer(0) is None:
         return [b.grad_name(p.grad)]
     return [b.grad_name(p.grad, t) for t in range(plan.trainers)]
+
+
+def _received_type(origin: Block, plan: DistPlan, p: ParamPlan) -> str:
+    """What the trainers send for `p`: its gradient as the program makes it, or in GEO the change of
+    the parameter, sparse rows only for a table (a weight with a sparse gradient, such as nce's, moves
+    as a whole between pushes, so its change goes out dense)."""
+    if plan.mode == GEO:
+        return VarType.SELECTED_ROWS if p.table else VarType.DENSE_TENSOR
+    return origin.var_recursive(p.grad).type
 
 
 def _append_merge(sub: Block, plan: DistPlan, p: ParamPlan, b: VarBlock, received: list[str]) -> None:

@@ -18,7 +18,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from models import fit_a_line_2x, global_batches, loop_rnn, mlp, sparse_ctr  # noqa: E402
+from models import fit_a_line_2x, global_batches, loop_rnn, lstm_mlp, mlp, sparse_ctr, word2vec  # noqa: E402
 
 import fleetgraph as paddle  # noqa: E402
 from fleetgraph.ops.sparse_table import SparseTable  # noqa: E402
@@ -116,6 +116,13 @@ def build(model: str, optimizer: str):
     if model == "loop_rnn":  # the MLP's data through a while loop that reads its parameters each iteration
         main, startup, _, _, loss = loop_rnn(OPTIMIZERS[optimizer], seed=11)
         return main, startup, loss, ("image", "label")
+    if model == "lstm":  # the MLP's data as 28 steps of 28 features through paddle.nn.LSTM
+        main, startup, _, _, loss = lstm_mlp(OPTIMIZERS[optimizer], seed=11)
+        return main, startup, loss, ("image", "label")
+    if model.startswith("w2v_"):  # w2v_{nce,hsigmoid}[_sparse]: the table and the loss's weight sparse
+        _, loss_name, *sparse = model.split("_")
+        main, startup, loss = word2vec(OPTIMIZERS[optimizer], loss_name, is_sparse=bool(sparse), seed=11)
+        return main, startup, loss, None
     main, startup, _, _, loss, _ = mlp(OPTIMIZERS[optimizer], hidden=(32,), seed=11)
     return main, startup, loss, ("image", "label")
 
