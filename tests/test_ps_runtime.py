@@ -150,6 +150,22 @@ def test_sync_training_through_a_while_loop_equals_single_process(tmp_path, opti
             np.testing.assert_allclose(trained[t][name], value, atol=1e-5, err_msg=f"trainer {t} {name}")
 
 
+@pytest.mark.parametrize("optimizer", ["adam", "rmsprop"])
+def test_sync_training_through_an_lstm_equals_single_process(tmp_path, optimizer):
+    """paddle.nn.LSTM's fused `rnn` op over the MLP's images as 28 steps of 28: its weights, read at
+    every step, are sent and received as any other parameter; 2 trainers x B == one process x 2B."""
+    steps, batch = 10, 8
+    trained, _ = run_cluster(
+        tmp_path, 2, 2, ["--model", "lstm", "--optimizer", optimizer, "--steps", str(steps), "--batch", str(batch)]
+    )
+    want, losses = single_process("lstm", optimizer, steps, 2 * batch)
+    assert losses[-3:].mean() < losses[:3].mean()
+    assert {"lstm_0.w_0", "lstm_0.w_1", "lstm_0.b_0", "lstm_0.b_1"} <= set(want)
+    for t in (0, 1):
+        for name, value in want.items():
+            np.testing.assert_allclose(trained[t][name], value, atol=1e-5, err_msg=f"trainer {t} {name}")
+
+
 CLIP_CASES = {  # (optimizer with grad_clip, the same without it, slicing)
     "global_norm-decay-sliced": ("momentum_decay_clip", "momentum_decay", []),
     "by_norm-scheduler-sliced": ("sgd_scheduler_clip_norm", "sgd_scheduler", []),
