@@ -526,6 +526,7 @@ COLLECTIVE_CASES = {
 COLLECTIVE_CASES["decay_clip-2-fused"] = ("mlp_clip", 2, 32, "auto")  # clipping after the all-reduce
 COLLECTIVE_CASES["decay_clip-3-unfused"] = ("mlp_clip", 3, 0, "auto")
 COLLECTIVE_CASES["while_loop-2-fused"] = ("loop_rnn", 2, 32, "auto")  # gradients summed over iterations, reduced once
+COLLECTIVE_CASES["lstm-2-fused"] = ("lstm", 2, 32, "auto")  # the fused rnn op's weights, read at every step
 
 
 @pytest.mark.parametrize("model, nranks, fuse_mb, transport", COLLECTIVE_CASES.values(), ids=COLLECTIVE_CASES.keys())

@@ -1,6 +1,6 @@
 """One rank of a collective (all-reduce) run for the equivalence tests.
 
-    collective_train.py RANK --endpoints EPS --model {fit_a_line,mlp,mlp_clip,loop_rnn} --steps N --batch B
+    collective_train.py RANK --endpoints EPS --model {fit_a_line,mlp,mlp_clip,loop_rnn,lstm} --steps N --batch B
                         [--fuse_mb MB] [--seed S] [--steps_for RANK:STEPS,...] [--optimizer NAME]
                         [--hidden 32,...] --out PARAMS.npz
 
@@ -23,13 +23,13 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from dist_scripts.ps_train import OPTIMIZERS, averaged_params  # noqa: E402
-from models import fit_a_line_2x, global_batches, loop_rnn, mlp  # noqa: E402
+from models import fit_a_line_2x, global_batches, loop_rnn, lstm_mlp, mlp  # noqa: E402
 
 import fleetgraph as paddle  # noqa: E402
 from fleetgraph.executor.comm import process_comm  # noqa: E402
 from fleetgraph.transpiler import DistributeTranspiler, DistributeTranspilerConfig  # noqa: E402
 
-MODELS = ("fit_a_line", "mlp", "mlp_clip", "loop_rnn")
+MODELS = ("fit_a_line", "mlp", "mlp_clip", "loop_rnn", "lstm")
 
 
 def build(model: str, seed: int, optimizer: str = "", hidden: tuple = (32,)):
@@ -50,6 +50,9 @@ def build(model: str, seed: int, optimizer: str = "", hidden: tuple = (32,)):
         return main, startup, loss
     if model == "loop_rnn":  # parameters read in every iteration of a while loop
         main, startup, _, _, loss = loop_rnn(lambda: paddle.optimizer.Adam(learning_rate=0.01), seed=seed)
+        return main, startup, loss
+    if model == "lstm":  # paddle.nn.LSTM's fused rnn op, the images as 28 steps of 28
+        main, startup, _, _, loss = lstm_mlp(lambda: paddle.optimizer.Adam(learning_rate=0.01), seed=seed)
         return main, startup, loss
     main, startup, _, _, loss, _ = mlp(lambda: paddle.optimizer.Adam(learning_rate=0.01), hidden=hidden, seed=seed)
     return main, startup, loss
