@@ -17,6 +17,7 @@ from models import fit_a_line_fluid, mlp, sparse_ctr
 import fleetgraph as paddle
 import fleetgraph.distributed.fleet as fleet
 import fleetgraph.distributed.fleet.base.role_maker as role_maker
+import fleetgraph.fluid as fluid
 from fleetgraph.inspect.report import RoleView, build_report
 from fleetgraph.ir import Program, program_guard, unique_name
 from fleetgraph.transpiler import DistributeTranspiler, DistributeTranspilerConfig, dump
@@ -331,3 +332,21 @@ def test_clicking_an_op_shows_its_inputs_outputs_and_attributes(fit_a_line_job, 
     ):
         assert text_shown in panel
     assert f'id="{send}" tabindex="0"' in done.stdout and "op rpc selected" in done.stdout
+
+
+def test_a_loops_body_and_its_gradient_block_are_drawn_under_the_ops_that_run_them():
+    main, startup = Program(), Program()
+    with program_guard(main, startup), unique_name.guard():
+        layers = fluid.layers
+        x = fluid.data("x", [2], "float32")
+        x.stop_gradient = False
+        i = layers.fill_constant([1], "int64", 0)
+        n = layers.fill_constant([1], "int64", 3)
+        _, y = layers.while_loop(lambda i, y: layers.less_than(i, n), lambda i, y: [i + 1, y * 2.0], [i, x])
+        fluid.gradients(layers.mean(y), x)
+    page = Page(build_report([RoleView("trainer 0", "trainer", "", main)]))
+    ids = [a.get("id") for tag, a in page.tags if tag in ("li", "div") and a.get("id")]
+    runner = {op.type: f"r0-main-b0-o{k}" for k, op in enumerate(main.global_block().ops)}
+    for op_type, sub in (("while", 1), ("while_grad", 2)):
+        assert ids[ids.index(runner[op_type]) + 1] == f"r0-main-b{sub}"  # the block comes right after its op
+    assert sum(1 for tag, a in page.tags if tag == "div" and a.get("id") == "r0-main-b1") == 1

@@ -240,7 +240,7 @@ def _role_column(index: int, role: RoleView, page: _Page) -> str:
         f'<section class="role {role.kind}" id="r{index}" data-role="{_e(role.name)}" data-kind="{role.kind}" '
         f'data-endpoint="{_e(role.endpoint)}"><h2>{_e(role.name)}</h2>'
     ]
-    parts += [_block(index, role, "main", b, page) for b in role.main.blocks]
+    parts += [_block(index, role, "main", b, page) for b in _top_blocks(role.main)]
     if role.startup is not None:
         count = sum(len(b.ops) for b in role.startup.blocks)
         parts.append(f'<details class="startup"><summary>startup program · {count} ops</summary>')
@@ -267,7 +267,16 @@ def _block(index: int, role: RoleView, program_name: str, block: Block, page: _P
             f'<li class="{classes}" id="{oid}" tabindex="0"{link_attr}><b>{_e(op.type)}</b>'
             f'<span class="args">{_e(bucket or _op_line(op, links))}</span></li>'
         )
+        sub = block.program.sub_block_of(op)
+        if sub is not None:  # a branch, loop body or gradient block, under the op that runs it
+            items.append(f'<li class="sub-block">{_block(index, role, program_name, sub, page)}</li>')
     return f'<div class="block" id="{bid}"><h3>{_e(title)}</h3><ol start="0">{"".join(items)}</ol></div>'
+
+
+def _top_blocks(program) -> list[Block]:
+    """The blocks no op runs as its sub-block (those are drawn inside their op's block)."""
+    nested = {sub.idx for b in program.blocks for op in b.ops if (sub := program.sub_block_of(op)) is not None}
+    return [b for b in program.blocks if b.idx not in nested]
 
 
 def _block_note(role: RoleView, block: Block) -> str:

@@ -31,6 +31,7 @@ table.plan td:nth-last-child(-n+2) { text-align: right; }
 .role.pserver > h2 { background: #fbe3c8; }
 .block { border: 1px solid #ccc; border-radius: 4px; margin-bottom: 10px; background: #fff; }
 .block ol { list-style: none; margin: 0; padding: 3px; }
+li.sub-block { margin: 2px 0 4px 14px; } li.sub-block .block { margin-bottom: 0; border-style: dashed; }
 li.op { margin: 2px 0; padding: 2px 5px; border-radius: 3px; cursor: pointer; overflow: hidden;
         white-space: nowrap; text-overflow: ellipsis; border: 1px solid transparent; }
 li.op .args { color: #555; margin-left: 6px; font-size: 11px; }

@@ -383,7 +383,7 @@ class Block:
             lines.append("")
         for op in self.ops:
             lines.append(f"    {op.to_string()}")
-            sub = self.program._nested_block(op)
+            sub = self.program.sub_block_of(op)
             if sub is not None:
                 lines += [("        " + line).rstrip() for line in sub.to_string().split("\n")]
         lines.append("}")
@@ -463,10 +463,10 @@ class Program:
 
     def to_string(self, throw_on_error: bool = False, with_details: bool = False) -> str:
         """Every block, each sub-block nested under the op that runs it (see Block.to_string)."""
-        nested = {sub.idx for b in self.blocks for op in b.ops if (sub := self._nested_block(op)) is not None}
+        nested = {sub.idx for b in self.blocks for op in b.ops if (sub := self.sub_block_of(op)) is not None}
         return "\n".join(b.to_string(throw_on_error, with_details) for b in self.blocks if b.idx not in nested)
 
-    def _nested_block(self, op: Operator) -> Block | None:
+    def sub_block_of(self, op: Operator) -> Block | None:
         """The sub-block `op` runs, when it is a child of op's block (a well-formed program's are)."""
         sub = op.attrs.get("sub_block")
         if isinstance(sub, int) and 0 <= sub < len(self.blocks) and self.blocks[sub].parent_idx == op.block.idx:
