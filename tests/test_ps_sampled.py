@@ -40,13 +40,16 @@ def test_sync_training_of_a_sampled_loss_equals_single_process_on_the_whole_batc
             np.testing.assert_allclose(trained[t][name], value, atol=1e-5, err_msg=f"trainer {t} {name}")
 
 
-@pytest.mark.parametrize("model", SAMPLED)
-def test_geo_training_of_a_sampled_loss_lowers_the_loss(tmp_path, model):
-    """GEO, 2 pservers x 2 trainers, pushing every 3 steps: each trainer's mean loss over its last
-    10 steps is below 0.7x its first 3 steps' (how far below varies from run to run: the trainers'
-    pushes and pulls interleave as they happen)."""
+UNSYNCED = [("geo", m) for m in SAMPLED] + [("async", m) for m in SAMPLED if m.endswith("_sparse")]
+
+
+@pytest.mark.parametrize("mode, model", UNSYNCED, ids=[f"{mode}-{m}" for mode, m in UNSYNCED])
+def test_geo_and_async_training_of_a_sampled_loss_lowers_the_loss(tmp_path, mode, model):
+    """2 pservers x 2 trainers, GEO pushing every 3 steps, or async: each trainer's mean loss over
+    its last 10 steps is below 0.7x its first 3 steps' (how far below varies from run to run: the
+    trainers' pushes and pulls interleave as they happen)."""
     steps, batch = 40, 16
-    args = ["--model", model, "--optimizer", "adam", "--mode", "geo", "--k_steps", "3"]
+    args = ["--model", model, "--optimizer", "adam", "--mode", mode, "--k_steps", "3"]
     trained, _ = run_cluster(tmp_path, 2, 2, [*args, "--steps", str(steps), "--batch", str(batch)])
     for t in (0, 1):
         losses = trained[t]["losses"]

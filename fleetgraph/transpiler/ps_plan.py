@@ -4,7 +4,9 @@ One `DistPlan` is computed from the program and the config, and both the trainer
 builders read it, so the two sides cannot disagree. Steps of `make_plan`:
   1. find the (param, grad) pairs from the optimize ops, in their order (sorted by name, as Paddle's
      optimizer emits them), and which parameters are distributed tables: embeddings looked up
-     sparsely, which only the pservers hold (Paddle's remote-prefetch tables);
+     sparsely, which only the pservers hold (Paddle's remote-prefetch tables). nce's and hsigmoid's
+     weights with is_sparse (whose ops carry Paddle's remote_prefetch) stay with the trainers, which
+     send SelectedRows gradients and receive the updated blocks each step, as for any parameter;
   2. cut each parameter into row blocks (Paddle's `slice_variable`: at most one block per pserver,
      at least `min_block_size` elements each, whole rows);
   3. dispatch the blocks, in order, to the pservers with the split method (whole parameters, when
