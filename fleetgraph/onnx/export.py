@@ -22,8 +22,14 @@ from onnx import helper, numpy_helper
 from ..ir import FleetgraphError, Program
 from ..ir.program import Variable
 from ..ir.prune import prune_for_inference
-from . import to_onnx_loss, to_onnx_math, to_onnx_nn, to_onnx_tensor  # noqa: F401  (they fill EXPORTERS)
-from .emitter import DOMAIN, EXPORTERS, OPSET, Emitter, UnsupportedOp, onnx_dtype
+from . import (  # noqa: F401  (they fill EXPORTERS)
+    to_onnx_control_flow,
+    to_onnx_loss,
+    to_onnx_math,
+    to_onnx_nn,
+    to_onnx_tensor,
+)
+from .emitter import DOMAIN, EXPORTERS, OPSET, Emitter, OpNotExported, onnx_dtype
 
 LOD_SUFFIX = "@LOD"
 IR_VERSION = 10  # what onnxruntime releases of the last two years read
@@ -56,17 +62,15 @@ def export(
         if block.var(name).lod_level:
             e.lods[name] = name + LOD_SUFFIX
     e.initializers += _initializers(block, feeds, values)  # step 3
-    for op in block.ops:  # step 4
-        rule = EXPORTERS.get(op.type)
-        if rule is None:
-            raise FleetgraphError(
-                f"{_where(program, op)} has no ONNX mapping; expected one of {', '.join(sorted(EXPORTERS))}"
-            )
-        try:
-            rule(e, op)
-        except UnsupportedOp as err:
-            raise FleetgraphError(f"{_where(program, op)}: {err}") from None
-        _carry_lod(e, op)
+    e.defined.update(feeds + [t.name for t in e.initializers])
+    try:  # step 4
+        e.emit_block()
+    except OpNotExported as err:
+        if err.reason is not None:
+            raise FleetgraphError(f"{_where(program, err.op)}: {err.reason}") from None
+        raise FleetgraphError(
+            f"{_where(program, err.op)} has no ONNX mapping; expected one of {', '.join(sorted(EXPORTERS))}"
+        ) from None
     read = {n for node in e.nodes for n in node.input}
     for name in feeds:  # a LoD is an input only where some op reads it (sequence_pool)
         if e.lods.get(name) in read:
@@ -75,7 +79,7 @@ def export(
                     f"onnx export: feed {name!r} has {block.var(name).lod_level} LoD levels; expected 1"
                 )
             inputs.append(helper.make_tensor_value_info(e.lods[name], onnx.TensorProto.INT64, [name + "_sequences+1"]))
-    outputs = [_value_info(block.var(n), n) for n in fetches]  # step 5
+    outputs = [_value_info(block.var(n), e.name_of(n)) for n in fetches]  # step 5 (a fed name written again: renamed)
     graph = helper.make_graph(e.nodes, "fleetgraph", inputs, outputs, initializer=e.initializers)
     opsets = [helper.make_opsetid("", opset)] + ([helper.make_opsetid(DOMAIN, 1)] if e.functions else [])
     model = helper.make_model(
@@ -105,12 +109,12 @@ def _save(model: onnx.ModelProto, path: str) -> None:
 
 
 def _where(program: Program, op) -> str:
-    """An error's opening, naming the pruned op by its index in the user's program (the op writing
-    the same outputs); only built for an error, as the search is a scan of the program."""
-    index = next(
-        (i for i, c in enumerate(program.global_block().ops) if c.type == op.type and c.outputs == op.outputs), -1
-    )
-    return f"onnx export: op {op.type} (index {index} of block 0)"
+    """An error's opening, naming the pruned op by its index in the user's program (the op of its
+    block writing the same outputs); only built for an error, as the search is a scan of the block."""
+    idx = op.block.idx
+    ops = program.block(idx).ops if idx < program.num_blocks else []
+    index = next((i for i, c in enumerate(ops) if c.type == op.type and c.outputs == op.outputs), -1)
+    return f"onnx export: op {op.type} (index {index} of block {idx})"
 
 
 def _dims(var: Variable) -> list:
@@ -142,14 +146,3 @@ def _initializers(block, feeds, values: Mapping) -> list:
             out.append(numpy_helper.from_array(array.astype(var.dtype, copy=False), name))
         written.update(op.output_arg_names)
     return out
-
-
-def _carry_lod(e: Emitter, op) -> None:
-    """An output with a LoD level takes the LoD of the op's first input that has one (the registry's
-    rule for kernels that do not see LoD)."""
-    source = next((e.lods[n] for n in op.input_arg_names if n in e.lods), None)
-    if source is None:
-        return
-    for name in op.output_arg_names:
-        if e.var(name).lod_level > 0:
-            e.lods[name] = source

@@ -59,13 +59,6 @@ NOT_EAGER.update(
         "print": "dynamic mode's Print writes the tensor at once, in Python (layers.control_flow.Print)",
     }
 )
-NOT_EXPORTED.update(
-    {
-        **dict.fromkeys(("conditional_block", "while"), "no ONNX exporter yet (If and Loop with a sub-graph)"),
-        **dict.fromkeys(("select_input", "select_output"), "cond's plumbing: exported with cond, as If, or not at all"),
-    }
-)
-
 # -- split_lod_tensor / merge_lod_tensor: rows, and sequences of a LoD ------------------------------
 _M = np.array([[True], [False], [False], [True]])
 _ROWS = rand(4, 3, seed=4)
