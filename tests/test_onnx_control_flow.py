@@ -9,6 +9,7 @@ ort = pytest.importorskip("onnxruntime")
 
 import fleetgraph as paddle  # noqa: E402
 from fleetgraph.ir import FleetgraphError, Program, program_guard  # noqa: E402
+from fleetgraph.ir.prune import prune_for_inference  # noqa: E402
 from fleetgraph.onnx import export  # noqa: E402
 
 TOL = 1e-5
@@ -20,14 +21,16 @@ def _static():
 
 
 def _assert_exports(main, startup, feeds, fetches, feed_values):
-    """export -> check_model(full) -> onnxruntime equals the executor for each feed dict."""
+    """export -> check_model(full) -> onnxruntime equals the executor, running the inference program
+    export prunes to (dropout off), for each feed dict."""
     exe, scope = paddle.static.Executor(paddle.CPUPlace()), paddle.static.Scope()
     exe.run(startup, scope=scope)
     model = export(main, feeds, fetches, scope.vars)
     onnx.checker.check_model(model, full_check=True)
+    inference = prune_for_inference(main, feeds, [getattr(f, "name", f) for f in fetches])
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     for feed in feed_values:
-        want = exe.run(main, feed=feed, fetch_list=fetches, scope=scope)
+        want = exe.run(inference, feed=feed, fetch_list=fetches, scope=scope)
         got = session.run(None, feed)
         for g, w, f in zip(got, want, fetches, strict=True):
             np.testing.assert_allclose(g, np.asarray(w), rtol=TOL, atol=TOL, err_msg=getattr(f, "name", f))
