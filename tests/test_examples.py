@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 from dist_helpers import REPO
 
@@ -149,3 +150,102 @@ def test_the_resnet_example_builds_resnets_of_the_published_size(layers, params)
         out = resnet.ResNet(layers=layers).net(input=image, class_dim=1000)
     assert out.shape == (-1, 1000)
     assert sum(int(np.prod(p.shape)) for p in main.all_parameters() if p.trainable) == params
+
+
+# -- the book's word2vec and understand_sentiment, on small generated data ---------------------------
+
+
+def _book_example(tmp_path_factory, name, *sets):
+    """A copy of examples/NAME with each (folder, generate_data.py arguments) of SETS generated."""
+    where = tmp_path_factory.mktemp(name)
+    for script in ("generate_data.py", "train.py"):
+        shutil.copy(os.path.join(REPO, "examples", name, script), where)
+    for out, *data_args in sets:
+        _job(where, "generate_data.py", "--out", out, *data_args)
+    return where
+
+
+def _launch_2x2(where, *args):
+    """train.py under launch with 2 pservers and 2 workers; the two workers' logs."""
+    shutil.rmtree(where / "log", ignore_errors=True)
+    _job(where, "-m", "fleetgraph.distributed.launch", "--server_num", "2", "--worker_num", "2", "train.py", *args)
+    return _worker_logs(where / "log")
+
+
+def _assert_sync_equals_one_process(where, *args):
+    """The parameters after training synchronously on 2 workers' halves of each batch equal one
+    process's on the whole batches (1e-5), the embedding table's rows included; the table's rows
+    no id touched (the pservers create a row when an id first arrives) come back as zeros."""
+    _job(where, "train.py", *args, "--save", "local.npz")
+    _launch_2x2(where, *args, "--save", "dist.npz")
+    local, dist = np.load(where / "local.npz"), np.load(where / "dist.npz")
+    assert sorted(local.files) == sorted(dist.files)
+    for name in local.files:
+        want, got = local[name], dist[name]
+        if name in ("shared_w", "embedding_0.w_0"):  # the tables
+            touched = np.any(got != 0, axis=1)
+            assert np.mean(touched) > 0.9, name
+            want, got = want[touched], got[touched]
+        np.testing.assert_allclose(got, want, atol=1e-5, err_msg=name)
+
+
+def _figures(pattern, text):
+    return [float(v) for v in re.findall(pattern, text)]
+
+
+@pytest.fixture(scope="module")
+def word2vec(tmp_path_factory):
+    return _book_example(
+        tmp_path_factory,
+        "word2vec",
+        ("small", "--train", "800", "--test", "100"),
+        ("tiny", "--train", "200", "--test", "20"),
+    )
+
+
+def test_word2vec_learns_the_next_word_in_one_process(word2vec):
+    out = _job(word2vec, "train.py", "--data", "small", "--epochs", "6")
+    losses = _figures(r"mean loss ([0-9.]+)", out)
+    assert losses[-1] < losses[0] / 1.8 and _figures(r"accuracy on the test set: ([0-9.]+)", out)[0] > 0.35, out
+
+
+def test_word2vec_with_sync_parameter_servers_equals_one_process(word2vec):
+    """With the hierarchical sigmoid: nce draws its negatives afresh each run, so two workers draw
+    other negatives for their halves than one process for the whole batch."""
+    _assert_sync_equals_one_process(word2vec, "--data", "tiny", "--epochs", "2", "--loss", "hsigmoid", "--lr", "0.1")
+
+
+def test_word2vec_with_async_parameter_servers_lowers_the_loss(word2vec):
+    """The loss only: on this little data the test accuracy of asynchronous runs ranges from the
+    most frequent word's share (0.07) to 0.5 (see the README)."""
+    for log in _launch_2x2(word2vec, "--data", "small", "--epochs", "6", "--mode", "async"):
+        losses = _figures(r"mean loss ([0-9.]+)", log)
+        assert len(losses) == 6 and losses[-1] < losses[0] / 1.8, log
+
+
+@pytest.fixture(scope="module")
+def sentiment(tmp_path_factory):
+    return _book_example(
+        tmp_path_factory,
+        "sentiment",
+        ("small", "--train", "800", "--test", "200"),
+        ("tiny", "--train", "256", "--test", "40"),
+    )
+
+
+def test_sentiment_lstm_learns_and_its_inference_model_predicts_after_loading(sentiment):
+    out = _job(sentiment, "train.py", "--data", "small", "--epochs", "4")
+    assert _figures(r"loaded inference model: test accuracy ([0-9.]+)", out)[0] > 0.85, out
+    assert 0 <= _figures(r"positive with probability ([0-9.]+)", out)[0] <= 1
+
+
+def test_sentiment_with_sync_parameter_servers_equals_one_process(sentiment):
+    _assert_sync_equals_one_process(sentiment, "--data", "tiny", "--epochs", "2")
+
+
+def test_sentiment_with_async_parameter_servers_learns(sentiment):
+    logs = _launch_2x2(sentiment, "--data", "small", "--epochs", "4", "--mode", "async")
+    for log in logs:
+        losses = _figures(r"mean loss ([0-9.]+)", log)
+        assert len(losses) == 4 and losses[-1] < losses[0] / 2, log
+    assert _figures(r"loaded inference model: test accuracy ([0-9.]+)", logs[0])[0] > 0.85, logs[0]
