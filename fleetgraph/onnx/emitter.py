@@ -75,7 +75,11 @@ class Emitter:
 
     # -- reading the op -----------------------------------------------------------------------
     def var(self, name: str) -> Variable:
-        return self.block.var_recursive(self.origin.get(name, name))
+        return self.block.var_recursive(self.variable(name))
+
+    def variable(self, name: str) -> str:
+        """The program variable an ONNX name holds."""
+        return self.origin.get(name, name)
 
     def name_of(self, variable: str) -> str:
         """The ONNX name holding `variable`'s value now, looked up from this graph outwards."""

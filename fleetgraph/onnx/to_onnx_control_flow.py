@@ -12,6 +12,7 @@ ConditionalBlocks alike.
 from __future__ import annotations
 
 import numpy as np
+import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 from ..ir.program import Operator, VarType
@@ -28,13 +29,13 @@ def _tensors(e: Emitter, op: Operator, slot: str) -> list[str]:
     names = op.output(slot)
     for name in names:
         if e.var(name).type == VarType.LOD_TENSOR_ARRAY:
-            raise UnsupportedOp(f"output {slot} '{e.origin.get(name, name)}' is a tensor array, which ONNX lacks")
+            raise UnsupportedOp(f"output {slot} '{e.variable(name)}' is a tensor array, which ONNX lacks")
     return names
 
 
 def _before(e: Emitter, op: Operator, name: str) -> str | None:
     """The ONNX name of the value an output variable held before the op, or None if it held none."""
-    prior = op.before[e.origin.get(name, name)]
+    prior = op.before[e.variable(name)]
     return prior if e.is_defined(prior) else None
 
 
@@ -51,12 +52,12 @@ def _condition(e: Emitter, op: Operator) -> str:
     return result
 
 
-def _passing(e: Emitter, values: list[str], names: list[str]) -> object:
+def _passing(e: Emitter, values: list[str], names: list[str]) -> onnx.GraphProto:
     """A branch that gives `values` (ONNX names of the enclosing graph) as outputs typed as `names`."""
     branch = Emitter(e.block, e.opset, parent=e)
-    outs = [branch.node("Identity", [v], branch.fresh(e.origin.get(n, n))) for v, n in zip(values, names)]
+    outs = [branch.node("Identity", [v], branch.fresh(e.variable(n))) for v, n in zip(values, names)]
     for out, name in zip(outs, names):
-        branch.origin[out] = e.origin.get(name, name)
+        branch.origin[out] = e.variable(name)
     return branch.graph("pass", [], outs)
 
 
@@ -67,7 +68,7 @@ def conditional_block(e: Emitter, op: Operator) -> None:
         return
     then = e.child(op.attr("sub_block"))
     then.emit_block()
-    then_graph = then.graph("then", [], [then.name_of(e.origin.get(n, n)) for n in outs])
+    then_graph = then.graph("then", [], [then.name_of(e.variable(n)) for n in outs])
     held = []
     for name in outs:
         prior = _before(e, op, name)
@@ -80,13 +81,13 @@ def while_(e: Emitter, op: Operator) -> None:
     """Loop over the Out variables but the condition (each needs a value before the loop); the body
     reads them as its inputs and gives their values at its end, and the condition's."""
     cond = e.x(op, "Condition")
-    cond_var = e.origin.get(cond, cond)
-    outs = [n for n in _tensors(e, op, "Out") if e.origin.get(n, n) != cond_var]
+    cond_var = e.variable(cond)
+    outs = [n for n in _tensors(e, op, "Out") if e.variable(n) != cond_var]
     initial = []
     for name in outs:
         prior = _before(e, op, name)
         if prior is None:
-            raise UnsupportedOp(f"output Out '{e.origin.get(name, name)}' has no value before the loop to carry")
+            raise UnsupportedOp(f"output Out '{e.variable(name)}' has no value before the loop to carry")
         initial.append(prior)
     body = e.child(op.attr("sub_block"))
     step, cond_in = body.fresh("iteration"), body.fresh("condition")
@@ -96,15 +97,15 @@ def while_(e: Emitter, op: Operator) -> None:
     ]
     body.node("Reshape", [cond_in, e.const(_dims(e, cond), dtype=np.int64)], body.write(cond_var, keep=False))
     for name in outs:
-        variable = e.origin.get(name, name)
+        variable = e.variable(name)
         inputs.append(body.value_info(body.write(variable, keep=False)))
         body.defined.add(inputs[-1].name)
     body.emit_block()
-    results = [_scalar(body, body.name_of(cond_var))] + [body.name_of(e.origin.get(n, n)) for n in outs]
+    results = [_scalar(body, body.name_of(cond_var))] + [body.name_of(e.variable(n)) for n in outs]
     body.origin[results[0]] = cond_var
     e.node("Loop", ["", _scalar(e, cond), *initial], outs, body=body.graph("body", inputs, results))
     for name in _tensors(e, op, "Out"):  # the loop ended, so its condition is false
-        if e.origin.get(name, name) == cond_var:
+        if e.variable(name) == cond_var:
             e.node("Identity", [e.const(np.zeros(_dims(e, cond), dtype=bool))], name)
 
 
@@ -123,7 +124,7 @@ def select_input(e: Emitter, op: Operator) -> None:
         hit = e.node("Equal", [mask, e.const(np.asarray(i, dtype=e.dtype(e.x(op, "Mask"))))])
         out = e.out(op, "Out") if i == 0 else e.fresh("select")
         if i:
-            e.origin[out] = e.origin.get(xs[0], xs[0])
+            e.origin[out] = e.variable(xs[0])
         e.node("If", [hit], out, then_branch=_passing(e, [xs[i]], [xs[i]]), else_branch=_passing(e, [result], [xs[i]]))
         result = out
     if len(xs) == 1:
@@ -139,7 +140,7 @@ def select_output(e: Emitter, op: Operator) -> None:
         if prior is None:
             zero = numpy_helper.from_array(np.zeros(1, dtype=e.dtype(x)))
             value = e.node("ConstantOfShape", [e.node("Shape", [x])], value=zero)
-            e.origin[value] = e.origin.get(x, x)
+            e.origin[value] = e.variable(x)
         else:
             value = prior
         hit = e.node("Equal", [mask, e.const(np.asarray(i, dtype=e.dtype(e.x(op, "Mask"))))])
