@@ -1,0 +1,38 @@
+"""Cases for the sequence editing ops: sequence_erase (Paddle's unit-test LoDs and tokens)."""
+
+import numpy as np
+
+from fleetgraph.ops.lod_tensor import LoDTensor, create_lod_tensor
+
+from . import NOT_DIFFERENTIABLE, NOT_EXPORTED, case
+
+
+def naive_sequence_erase(X, tokens, **a):
+    """One Python loop over the sequences, as Paddle's test_sequence_erase_op builds its reference."""
+    offsets, rows, lengths = X.levels[-1], [], []
+    for a_, b_ in zip(offsets[:-1], offsets[1:]):
+        kept = [v for v in X.data[a_:b_, 0] if v not in tokens]
+        rows += kept
+        lengths.append(len(kept))
+    data = np.asarray(rows, dtype=X.data.dtype).reshape(-1, 1)
+    return {"Out": LoDTensor(data, (*X.levels[:-1], np.concatenate(([0], np.cumsum(lengths)))))}
+
+
+_ids = np.random.default_rng(0).integers(0, 10, size=(30, 1))
+for _name, _dtype, _lod, _tokens in (
+    ("int32", "int32", [[9, 4, 11, 6]], [2, 3, 5]),
+    ("int64", "int64", [[9, 4, 11, 6]], [2, 3, 5]),
+    ("no_tokens", "int64", [[9, 4, 11, 6]], []),
+    ("empty_sequence", "int64", [[0, 9, 0, 21]], [0, 1, 9]),
+    ("two_levels", "int64", [[2, 1], [9, 4, 17]], [7]),
+):
+    case(
+        "sequence_erase",
+        {"X": create_lod_tensor(_ids.astype(_dtype), _lod)},
+        attrs={"tokens": _tokens},
+        name=_name,
+        reference=naive_sequence_erase,
+    )
+
+NOT_DIFFERENTIABLE.update({"sequence_erase": "integer token ids in and out; Paddle registers no gradient"})
+NOT_EXPORTED.update({"sequence_erase": "its output LoD is data dependent; ONNX tensors carry no LoD to shorten"})
