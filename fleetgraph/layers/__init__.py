@@ -36,6 +36,19 @@ from .control_flow import (
 )
 from .ifelse import IfElse, merge_lod_tensor, split_lod_tensor
 from .loss import cross_entropy, log_loss, mse_loss, softmax_with_cross_entropy, square_error_cost
+from .manipulation import (
+    argmax,
+    argmin,
+    argsort,
+    expand_as,
+    full_like,
+    gather,
+    one_hot,
+    one_hot_v2,
+    scatter,
+    tile,
+    unstack,
+)
 from .math import (
     abs,
     ceil,
@@ -102,6 +115,7 @@ from .sequence import (
     sequence_softmax,
     sequence_unpad,
 )
+from .sequence_edit import sequence_erase
 from .static_rnn import StaticRNN
 from .tensor import (
     assign,
@@ -163,6 +177,17 @@ __all__ = [
     "stack",
     "unsqueeze",
     "zeros_like",
+    "argmax",
+    "argmin",
+    "argsort",
+    "expand_as",
+    "full_like",
+    "gather",
+    "one_hot",
+    "one_hot_v2",
+    "scatter",
+    "tile",
+    "unstack",
     "beam_search",
     "beam_search_decode",
     "gather_tree",
@@ -279,6 +304,7 @@ __all__ = [
     "scale",
     "sequence_concat",
     "sequence_enumerate",
+    "sequence_erase",
     "sequence_expand",
     "sequence_expand_as",
     "sequence_first_step",
