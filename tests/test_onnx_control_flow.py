@@ -115,3 +115,31 @@ def test_select_input_and_select_output_export_as_ifs_on_the_mask():
         picked = layers.select_input([outs[0], outs[1], x - 3.0], mask)
     feeds = [{"x": _x(3), "mask": np.array([k], dtype="int32")} for k in (0, 1, 2)]
     _assert_exports(main, startup, ["x", "mask"], [picked, outs[0], outs[1]], feeds)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: paddle.nn.LSTM(3, 4),
+        lambda: paddle.nn.GRU(3, 4, num_layers=2, direction="bidirect"),
+        lambda: paddle.nn.LSTM(3, 4, num_layers=2, direction="bidirectional", dropout=0.5),
+        lambda: paddle.nn.SimpleRNN(3, 4, activation="relu"),
+    ],
+    ids=["lstm", "gru-2-layers-bidirectional", "lstm-2-layers-bidirectional", "simple-relu"],
+)
+@pytest.mark.parametrize("lengths", [False, True], ids=["full", "sequence_length"])
+def test_recurrent_layers_export_as_onnx_lstm_gru_and_rnn(make, lengths):
+    """Batch-major [B, T, I] through paddle.nn's layer; with sequence_length, the shorter sequences
+    keep their last state and give zeros past their end, in both directions."""
+    main, startup = Program(), Program()
+    with program_guard(main, startup):
+        x = paddle.static.data("x", [-1, 5, 3], "float32")
+        seq = paddle.static.data("seq", [-1], "int64") if lengths else None
+        out, state = make()(x, sequence_length=seq)
+    states = list(state) if isinstance(state, tuple) else [state]
+    feed = {"x": np.random.default_rng(4).normal(size=(3, 5, 3)).astype("float32")}
+    if lengths:
+        feed["seq"] = np.array([5, 2, 4], dtype="int64")
+    feeds = ["x", "seq"] if lengths else ["x"]
+    model = _assert_exports(main, startup, feeds, [out, *states], [feed])
+    assert {n.op_type for n in model.graph.node} & {"LSTM", "GRU", "RNN"}

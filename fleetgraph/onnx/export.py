@@ -27,6 +27,7 @@ from . import (  # noqa: F401  (they fill EXPORTERS)
     to_onnx_loss,
     to_onnx_math,
     to_onnx_nn,
+    to_onnx_rnn,
     to_onnx_tensor,
 )
 from .emitter import DOMAIN, EXPORTERS, OPSET, Emitter, OpNotExported, onnx_dtype

@@ -5,7 +5,7 @@ length, the reverse direction over the reversed sequence, and pads with zeros pa
 
 import numpy as np
 
-from . import NOT_EXPORTED, case, rand
+from . import case, rand
 
 
 def _sigmoid(x):
@@ -116,5 +116,3 @@ rnn_case("LSTM", layers=2, bidirec=True, lengths=[3, 2], name="lstm-2-layers-bid
 rnn_case("GRU", layers=2, bidirec=True, lengths=[2, 3], name="gru-2-layers-bidirec-lengths")
 rnn_case("RNN_TANH", bidirec=True, lengths=[1, 3], name="rnn_tanh-bidirec-lengths")
 rnn_case("LSTM", steps=4, batch=3, lengths=[4, 1, 2], name="lstm-lengths")
-
-NOT_EXPORTED.update({"rnn": "ONNX export of the fused rnn op (to ONNX LSTM/GRU/RNN) is not written yet"})
