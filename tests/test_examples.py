@@ -216,8 +216,8 @@ def test_word2vec_with_sync_parameter_servers_equals_one_process(word2vec):
 
 
 def test_word2vec_with_async_parameter_servers_lowers_the_loss(word2vec):
-    """The loss only: on this little data the test accuracy of asynchronous runs ranges from the
-    most frequent word's share (0.07) to 0.5 (see the README)."""
+    """The loss only: on this little data the test accuracy of asynchronous runs ranges from 0.03
+    to 0.56 (see the README)."""
     for log in _launch_2x2(word2vec, "--data", "small", "--epochs", "6", "--mode", "async"):
         losses = _figures(r"mean loss ([0-9.]+)", log)
         assert len(losses) == 6 and losses[-1] < losses[0] / 1.8, log
