@@ -115,7 +115,6 @@ from .sequence import (
     sequence_softmax,
     sequence_unpad,
 )
-from .sequence_edit import sequence_erase
 from .static_rnn import StaticRNN
 from .tensor import (
     assign,
@@ -304,7 +303,6 @@ __all__ = [
     "scale",
     "sequence_concat",
     "sequence_enumerate",
-    "sequence_erase",
     "sequence_expand",
     "sequence_expand_as",
     "sequence_first_step",
