@@ -34,3 +34,24 @@ def test_sequence_erase_drops_the_tokens_and_shortens_each_sequence_as_paddles_e
     np.testing.assert_array_equal(got.data.ravel(), [6, 1, 9, 6, 1, 0, 1])
     assert got.lod() == [[0, 1, 3, 7]]
     assert out.stop_gradient
+
+
+def test_sequence_slice_takes_a_window_of_each_sequence_and_routes_the_gradient_back(programs):
+    main, _ = programs
+    x = fluid.layers.data(name="x", shape=[2], dtype="float64", lod_level=1, stop_gradient=False)
+    offset = fluid.layers.data(name="offset", shape=[1], dtype="int64")
+    length = fluid.layers.data(name="length", shape=[1], dtype="int64")
+    out = fluid.layers.sequence_slice(x, offset, length)
+    (grad,) = fluid.gradients([fluid.layers.reduce_sum(out)], [x])
+    rows = np.arange(14.0).reshape(7, 2)
+    feed = {
+        "x": create_lod_tensor(rows, [[3, 2, 2]]),  # Paddle's example: offset [0, 1, 1], length [2, 1, 1]
+        "offset": np.array([[0], [1], [1]], "int64"),
+        "length": np.array([[2], [1], [1]], "int64"),
+    }
+    got, dx = fluid.Executor().run(
+        main, feed=feed, fetch_list=[out, grad], scope=paddle.static.Scope(), return_numpy=False
+    )
+    np.testing.assert_array_equal(got.data, rows[[0, 1, 4, 6]])
+    assert got.recursive_sequence_lengths() == [[2, 1, 1]]
+    np.testing.assert_array_equal(dx.data[:, 0], [1, 1, 0, 0, 1, 0, 1])

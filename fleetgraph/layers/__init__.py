@@ -115,6 +115,7 @@ from .sequence import (
     sequence_softmax,
     sequence_unpad,
 )
+from .sequence_edit import sequence_erase, sequence_slice
 from .static_rnn import StaticRNN
 from .tensor import (
     assign,
@@ -303,6 +304,7 @@ __all__ = [
     "scale",
     "sequence_concat",
     "sequence_enumerate",
+    "sequence_erase",
     "sequence_expand",
     "sequence_expand_as",
     "sequence_first_step",
@@ -312,6 +314,7 @@ __all__ = [
     "sequence_pool",
     "sequence_reshape",
     "sequence_reverse",
+    "sequence_slice",
     "sequence_softmax",
     "sequence_unpad",
     "sigmoid",

@@ -1,4 +1,4 @@
-"""Sequence layer functions that edit which rows each sequence holds: erasing tokens."""
+"""Sequence layer functions that edit which rows each sequence holds: erasing tokens, slicing windows."""
 
 from __future__ import annotations
 
@@ -12,4 +12,13 @@ def sequence_erase(input: Variable, tokens: list[int], name: str | None = None) 
     helper = LayerHelper("sequence_erase", name, inputs=input)
     out = helper.create_variable_for_type_inference(input.dtype, stop_gradient=True)
     helper.append_op("sequence_erase", {"X": [input]}, {"Out": [out]}, {"tokens": [int(t) for t in tokens]})
+    return out
+
+
+def sequence_slice(input: Variable, offset: Variable, length: Variable, name: str | None = None) -> Variable:
+    """For each sequence of `input`, `length` rows starting `offset` rows into it (one value of each
+    per sequence); the gradient flows back to the rows taken."""
+    helper = LayerHelper("sequence_slice", name, inputs=input)
+    out = helper.create_variable_for_type_inference(input.dtype)
+    helper.append_op("sequence_slice", {"X": [input], "Offset": [offset], "Length": [length]}, {"Out": [out]})
     return out

@@ -1,14 +1,15 @@
 """Sequence ops that edit which rows each sequence of a LoD tensor holds: sequence_erase drops
-given tokens and shortens the sequences' last LoD level to match."""
+given tokens and shortens the sequences' last LoD level to match; sequence_slice keeps a window
+of each sequence."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from ..ir import InferContext, register_op
+from ..ir import InferContext, make_grad_op, register_op
 from ..ir.errors import fmt_shape
 from ._xp import host, reshape
-from .lod_tensor import LoDTensor
+from .lod_tensor import LoDError, LoDTensor, strip
 from .sequence import _sequence_var, _sequences
 
 # -- sequence_erase -------------------------------------------------------------------------------
@@ -43,5 +44,68 @@ register_op(
     attrs={"tokens": []},
     infer_shape=_erase_infer,
     kernel=_erase,
+    takes_lod=True,
+)
+
+# -- sequence_slice -------------------------------------------------------------------------------
+
+
+def _slice_infer(ctx: InferContext) -> None:
+    x = _sequence_var(ctx, "X")
+    for slot in ("Offset", "Length"):
+        var = ctx.input_var(slot)
+        if not var.dtype.startswith(("int", "uint")):
+            raise ctx.error(f"{slot} '{var.name}' is {var.dtype}; expected integer row counts")
+    ctx.set_output("Out", (-1, *x.shape[1:]), x.dtype, lod_level=x.lod_level)
+
+
+def _window_rows(xp, seq: LoDTensor, offset, length) -> tuple[np.ndarray, np.ndarray]:
+    """The rows of X that Out takes, and Out's lengths: sequence i's rows from its start plus
+    Offset[i], Length[i] of them (checked to stay within the sequence, as Paddle)."""
+    starts, ends = seq.levels[0][:-1], seq.levels[0][1:]
+    offset = host(reshape(xp, offset, (-1,))).astype(np.int64)
+    length = host(reshape(xp, length, (-1,))).astype(np.int64)
+    if offset.shape != starts.shape or length.shape != starts.shape:
+        raise LoDError(f"sequence_slice: Offset and Length need one value per sequence ({starts.size})")
+    if (offset < 0).any() or (length < 0).any() or (starts + offset + length > ends).any():
+        raise LoDError("sequence_slice: Offset and Length must be non-negative and stay within each sequence")
+    first = np.repeat(starts + offset - np.concatenate(([0], np.cumsum(length)[:-1])), length)
+    return first + np.arange(int(length.sum())), length
+
+
+def _slice(xp, x, offset, length):
+    """Out holds, for each sequence, Length rows starting Offset rows into it."""
+    seq = _sequences(x, "sequence_slice: X", levels=1)
+    rows, lengths = _window_rows(xp, seq, offset, length)
+    out = xp.take(seq.data, xp.asarray(rows), axis=0)
+    return LoDTensor(out, (np.concatenate(([0], np.cumsum(lengths))),))
+
+
+def _slice_grad(xp, x, offset, length, dout):
+    """X@GRAD is Out@GRAD on the rows Out took and zero elsewhere: each row gathers its Out row, or
+    a zero row appended past the end (the rows are distinct, so a gather is the scatter)."""
+    seq = _sequences(x, "sequence_slice_grad: X", levels=1)
+    rows, _ = _window_rows(xp, seq, offset, length)
+    dy = strip(dout)
+    source = np.full(seq.data.shape[0], rows.size, dtype=np.int64)
+    source[rows] = np.arange(rows.size)
+    padded = xp.concat([dy, xp.zeros((1, *dy.shape[1:]), dtype=dy.dtype)], axis=0)
+    return seq.with_data(xp.take(padded, xp.asarray(source), axis=0))
+
+
+register_op(
+    "sequence_slice",
+    inputs=("X", "Offset", "Length"),
+    outputs=("Out",),
+    infer_shape=_slice_infer,
+    grad=make_grad_op(inputs=("X", "Offset", "Length", "Out@GRAD"), outputs=("X@GRAD",)),
+    kernel=_slice,
+    takes_lod=True,
+)
+register_op(
+    "sequence_slice_grad",
+    inputs=("X", "Offset", "Length", "Out@GRAD"),
+    outputs=("X@GRAD",),
+    kernel=_slice_grad,
     takes_lod=True,
 )

@@ -1,10 +1,10 @@
-"""Cases for the sequence editing ops: sequence_erase (Paddle's unit-test LoDs and tokens)."""
+"""Cases for the sequence editing ops: sequence_erase and sequence_slice (Paddle's unit-test LoDs)."""
 
 import numpy as np
 
 from fleetgraph.ops.lod_tensor import LoDTensor, create_lod_tensor
 
-from . import NOT_DIFFERENTIABLE, NOT_EXPORTED, case
+from . import NOT_DIFFERENTIABLE, NOT_EXPORTED, case, rand
 
 
 def naive_sequence_erase(X, tokens, **a):
@@ -36,3 +36,28 @@ for _name, _dtype, _lod, _tokens in (
 
 NOT_DIFFERENTIABLE.update({"sequence_erase": "integer token ids in and out; Paddle registers no gradient"})
 NOT_EXPORTED.update({"sequence_erase": "its output LoD is data dependent; ONNX tensors carry no LoD to shorten"})
+
+
+def naive_sequence_slice(X, Offset, Length, **a):
+    """Paddle's test_seq_slice reference: each sequence's window, one at a time."""
+    starts = X.levels[0][:-1]
+    rows = [X.data[s + o : s + o + n] for s, o, n in zip(starts, Offset.ravel(), Length.ravel())]
+    return {"Out": LoDTensor(np.concatenate(rows), [np.concatenate(([0], np.cumsum(Length.ravel())))])}
+
+
+for _name, _lod, _offset, _length in (
+    ("paddles_test", [[10, 10, 10, 10, 10]], [[1], [2], [3], [4], [5]], [[2], [1], [4], [3], [2]]),
+    ("empty_window", [[3, 4]], [[0], [4]], [[3], [0]]),
+):
+    _rows = sum(_lod[0])
+    case(
+        "sequence_slice",
+        {
+            "X": create_lod_tensor(rand(_rows, 3), _lod),
+            "Offset": np.array(_offset, dtype="int64"),
+            "Length": np.array(_length, dtype="int64"),
+        },
+        name=_name,
+        reference=naive_sequence_slice,
+    )
+NOT_EXPORTED.update({"sequence_slice": "its output LoD comes from Offset and Length values; ONNX tensors carry no LoD"})
