@@ -11,6 +11,7 @@ from . import (  # noqa: F401
     distributed,
     linalg,
     loss,
+    manipulation,
     math,
     metric,
     nn,
