@@ -55,3 +55,21 @@ def test_sequence_slice_takes_a_window_of_each_sequence_and_routes_the_gradient_
     np.testing.assert_array_equal(got.data, rows[[0, 1, 4, 6]])
     assert got.recursive_sequence_lengths() == [[2, 1, 1]]
     np.testing.assert_array_equal(dx.data[:, 0], [1, 1, 0, 0, 1, 0, 1])
+
+
+def test_sequence_scatter_adds_each_sequence_of_updates_into_its_row_as_paddles_example(programs):
+    main, _ = programs
+    x = fluid.layers.data(name="x", shape=[3, 6], dtype="float64", append_batch_size=False)
+    index = fluid.layers.data(name="index", shape=[1], dtype="int64", lod_level=1)
+    updates = fluid.layers.data(name="updates", shape=[1], dtype="float64", lod_level=1)
+    out = fluid.layers.sequence_scatter(x, index, updates)
+    ids = np.array([0, 1, 2, 5, 4, 3, 2, 1, 3, 2, 5, 4], "int64").reshape(-1, 1)
+    ups = np.array([0.3, 0.3, 0.4, 0.1, 0.2, 0.3, 0.4, 0.0, 0.2, 0.3, 0.1, 0.4]).reshape(-1, 1)
+    feed = {
+        "x": np.ones((3, 6)),
+        "index": create_lod_tensor(ids, [[3, 5, 4]]),
+        "updates": create_lod_tensor(ups, [[3, 5, 4]]),
+    }
+    (got,) = fluid.Executor().run(main, feed=feed, fetch_list=[out], scope=paddle.static.Scope())
+    expected = [[1.3, 1.3, 1.4, 1, 1, 1], [1, 1, 1.4, 1.3, 1.2, 1.1], [1, 1, 1.3, 1.2, 1.4, 1.1]]
+    np.testing.assert_allclose(got, expected)

@@ -115,7 +115,7 @@ from .sequence import (
     sequence_softmax,
     sequence_unpad,
 )
-from .sequence_edit import sequence_erase, sequence_slice
+from .sequence_edit import sequence_erase, sequence_scatter, sequence_slice
 from .static_rnn import StaticRNN
 from .tensor import (
     assign,
@@ -314,6 +314,7 @@ __all__ = [
     "sequence_pool",
     "sequence_reshape",
     "sequence_reverse",
+    "sequence_scatter",
     "sequence_slice",
     "sequence_softmax",
     "sequence_unpad",

@@ -1,4 +1,5 @@
-"""Sequence layer functions that edit which rows each sequence holds: erasing tokens, slicing windows."""
+"""Sequence layer functions that edit which rows each sequence holds: erasing tokens, slicing windows,
+scattering updates."""
 
 from __future__ import annotations
 
@@ -21,4 +22,13 @@ def sequence_slice(input: Variable, offset: Variable, length: Variable, name: st
     helper = LayerHelper("sequence_slice", name, inputs=input)
     out = helper.create_variable_for_type_inference(input.dtype)
     helper.append_op("sequence_slice", {"X": [input], "Offset": [offset], "Length": [length]}, {"Out": [out]})
+    return out
+
+
+def sequence_scatter(input: Variable, index: Variable, updates: Variable, name: str | None = None) -> Variable:
+    """`input` with each sequence i of `updates` added into row i at the columns `index` gives
+    (repeated columns add up); gradients flow to `input` and `updates`."""
+    helper = LayerHelper("sequence_scatter", name, inputs=input)
+    out = helper.create_variable_for_type_inference(input.dtype)
+    helper.append_op("sequence_scatter", {"X": [input], "Ids": [index], "Updates": [updates]}, {"Out": [out]})
     return out

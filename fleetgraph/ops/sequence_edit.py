@@ -1,6 +1,6 @@
 """Sequence ops that edit which rows each sequence of a LoD tensor holds: sequence_erase drops
 given tokens and shortens the sequences' last LoD level to match; sequence_slice keeps a window
-of each sequence."""
+of each sequence; sequence_scatter adds each sequence of updates into one row of a dense tensor."""
 
 from __future__ import annotations
 
@@ -107,5 +107,66 @@ register_op(
     inputs=("X", "Offset", "Length", "Out@GRAD"),
     outputs=("X@GRAD",),
     kernel=_slice_grad,
+    takes_lod=True,
+)
+
+# -- sequence_scatter -----------------------------------------------------------------------------
+
+
+def _scatter_infer(ctx: InferContext) -> None:
+    x, ids = ctx.input_var("X"), _sequence_var(ctx, "Ids")
+    if not ids.dtype.startswith(("int", "uint")):
+        raise ctx.error(f"Ids '{ids.name}' is {ids.dtype}; expected integer column ids")
+    ctx.set_output("Out", x.shape, x.dtype)
+
+
+def _scatter_positions(xp, x_shape, ids) -> np.ndarray:
+    """Each id's flat position in X: row i (its sequence) times the row size, plus the id."""
+    seq = _sequences(ids, "sequence_scatter: Ids")
+    offsets = seq.levels[0]
+    if len(offsets) - 1 != x_shape[0]:
+        raise LoDError(f"sequence_scatter: Ids has {len(offsets) - 1} sequences; X has {x_shape[0]} rows")
+    row = int(np.prod(x_shape[1:]))
+    return np.repeat(np.arange(len(offsets) - 1), np.diff(offsets)) * row + host(reshape(xp, seq.data, (-1,)))
+
+
+def _scatter(xp, x, ids, updates):
+    """Out = X with Updates[j] added at row (sequence of j), column Ids[j]; repeated positions add
+    up, as Paddle's +=. The sums per distinct position are one matmul with a host-built one-hot,
+    then each position of Out gathers its sum or a zero."""
+    x = strip(x)
+    flat = reshape(xp, x, (-1,))
+    unique, inverse = np.unique(_scatter_positions(xp, x.shape, ids), return_inverse=True)
+    v = reshape(xp, strip(updates), (-1,))
+    onehot = xp.asarray((inverse[None, :] == np.arange(unique.size)[:, None]).astype(np.float64))
+    sums = xp.matmul(xp.astype(onehot, v.dtype), v) if unique.size else v[:0]
+    source = np.full(flat.shape[0], unique.size, dtype=np.int64)
+    source[unique] = np.arange(unique.size)
+    added = xp.take(xp.concat([sums, xp.zeros((1,), dtype=flat.dtype)]), xp.asarray(source), axis=0)
+    return reshape(xp, flat + added, x.shape)
+
+
+def _scatter_grad(xp, ids, updates, dout):
+    """X@GRAD is Out@GRAD; Updates@GRAD gathers Out@GRAD at each update's position, under Ids' LoD."""
+    dy = strip(dout)
+    positions = _scatter_positions(xp, dy.shape, ids)
+    dupdates = xp.take(reshape(xp, dy, (-1,)), xp.asarray(positions), axis=0)
+    return dy, _sequences(ids, "sequence_scatter_grad: Ids").with_data(reshape(xp, dupdates, strip(updates).shape))
+
+
+register_op(
+    "sequence_scatter",
+    inputs=("X", "Ids", "Updates"),
+    outputs=("Out",),
+    infer_shape=_scatter_infer,
+    grad=make_grad_op(inputs=("Ids", "Updates", "Out@GRAD"), outputs=("X@GRAD", "Updates@GRAD")),
+    kernel=_scatter,
+    takes_lod=True,
+)
+register_op(
+    "sequence_scatter_grad",
+    inputs=("Ids", "Updates", "Out@GRAD"),
+    outputs=("X@GRAD", "Updates@GRAD"),
+    kernel=_scatter_grad,
     takes_lod=True,
 )

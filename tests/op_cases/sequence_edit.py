@@ -1,4 +1,5 @@
-"""Cases for the sequence editing ops: sequence_erase and sequence_slice (Paddle's unit-test LoDs)."""
+"""Cases for the sequence editing ops: sequence_erase, sequence_slice and
+sequence_scatter (Paddle's unit-test LoDs)."""
 
 import numpy as np
 
@@ -61,3 +62,31 @@ for _name, _lod, _offset, _length in (
         reference=naive_sequence_slice,
     )
 NOT_EXPORTED.update({"sequence_slice": "its output LoD comes from Offset and Length values; ONNX tensors carry no LoD"})
+
+
+def naive_sequence_scatter(X, Ids, Updates, **a):
+    """Paddle's test_sequence_scatter_op reference: += per id, sequence by sequence."""
+    out = np.array(X, copy=True)
+    offsets = Ids.levels[0]
+    for i, (a_, b_) in enumerate(zip(offsets[:-1], offsets[1:])):
+        for j in range(a_, b_):
+            out[i, Ids.data[j, 0]] += Updates.data[j, 0]
+    return {"Out": out}
+
+
+for _name, _lengths, _ids in (
+    ("paddles_test", [[3, 5, 4]], [0, 1, 2, 5, 4, 3, 2, 1, 3, 2, 5, 4]),
+    ("repeated_id", [[2, 0, 3]], [1, 1, 0, 4, 0]),
+):
+    _ids_t = np.array(_ids, dtype="int64").reshape(-1, 1)
+    case(
+        "sequence_scatter",
+        {
+            "X": rand(3, 6),
+            "Ids": create_lod_tensor(_ids_t, _lengths),
+            "Updates": create_lod_tensor(rand(len(_ids), 1, seed=2), _lengths),
+        },
+        name=_name,
+        reference=naive_sequence_scatter,
+    )
+NOT_EXPORTED.update({"sequence_scatter": "its rows come from Ids' LoD, which ONNX tensors do not carry"})
