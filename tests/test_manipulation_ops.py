@@ -145,3 +145,25 @@ def _gather_grad(overwrite):
 def test_gather_gradient_adds_repeats_without_overwrite_and_keeps_the_last_with_it():
     np.testing.assert_array_equal(_gather_grad(False), [[10, 10], [0, 0], [101, 101]])
     np.testing.assert_array_equal(_gather_grad(True), [[10, 10], [0, 0], [100, 100]])
+
+
+def test_unstack_gradient_is_zero_for_the_slices_the_loss_does_not_use():
+    main, startup = Program(), Program()
+    with program_guard(main, startup), unique_name.guard():
+        x = fluid.data("x", [2, 3], "float32")
+        x.stop_gradient = False
+        ys = fluid.layers.unstack(x, axis=1)
+        (dx,) = fluid.gradients(fluid.layers.reduce_sum(ys[0] * 2.0), [x])
+    (got,) = fluid.Executor().run(
+        main, feed={"x": np.ones((2, 3), "float32")}, fetch_list=[dx], scope=paddle.static.Scope()
+    )
+    np.testing.assert_array_equal(got, [[2, 0, 0], [2, 0, 0]])
+
+
+def test_argsort_gradient_follows_each_value_back_eagerly():
+    paddle.disable_static()
+    x = paddle.to_tensor(np.array([3.0, 1.0, 2.0], "float32"))
+    x.stop_gradient = False
+    out, _ = fluid.layers.argsort(x, descending=True)
+    fluid.layers.reduce_sum(out * paddle.to_tensor(np.array([1.0, 10.0, 100.0], "float32"))).backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [1, 100, 10])
