@@ -22,7 +22,7 @@ from ..param_attr import ParamAttr, WeightNormParamAttr
 from ..static import BuildStrategy, CompiledProgram, ExecutionStrategy, compiler, cpu_places
 from ..transpiler import DistributeTranspiler, DistributeTranspilerConfig
 from ..transpiler.backward import gradients
-from . import backward, core, framework, io, layers, optimizer, transpiler
+from . import backward, core, framework, io, layers, nets, optimizer, transpiler
 from .parallel_executor import ParallelExecutor
 
 

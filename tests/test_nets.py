@@ -1,0 +1,37 @@
+"""fluid.nets networks against NumPy computations of the same network."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import fleetgraph as paddle
+import fleetgraph.fluid as fluid
+from fleetgraph.ir import Program, program_guard, unique_name
+
+
+def test_glu_gates_the_first_half_with_the_sigmoid_of_the_second():
+    main, startup = Program(), Program()
+    with program_guard(main, startup), unique_name.guard():
+        x = fluid.data(name="x", shape=[None, 6, 3], dtype="float64")
+        out = fluid.nets.glu(x, dim=1)
+    value = np.random.default_rng(0).normal(size=(2, 6, 3))
+    (got,) = fluid.Executor().run(main, feed={"x": value}, fetch_list=[out], scope=paddle.static.Scope())
+    a, b = value[:, :3], value[:, 3:]
+    np.testing.assert_allclose(got, a / (1 + np.exp(-b)))
+
+
+def test_simple_img_conv_pool_is_a_convolution_then_a_max_pool():
+    main, startup = Program(), Program()
+    with program_guard(main, startup), unique_name.guard():
+        x = fluid.data(name="x", shape=[None, 1, 6, 6], dtype="float64")
+        out = fluid.nets.simple_img_conv_pool(x, num_filters=2, filter_size=3, pool_size=2, pool_stride=2, act="relu")
+    (w,) = [p for p in main.global_block().all_parameters() if len(p.shape) == 4]
+    (bias,) = [p for p in main.global_block().all_parameters() if len(p.shape) == 1]
+    scope, exe = paddle.static.Scope(), fluid.Executor()
+    exe.run(startup, scope=scope)
+    value = np.random.default_rng(1).normal(size=(2, 1, 6, 6))
+    got, wv, bv = exe.run(main, feed={"x": value}, fetch_list=[out, w, bias], scope=scope)
+    windows = np.lib.stride_tricks.sliding_window_view(value, (3, 3), axis=(2, 3))  # (2, 1, 4, 4, 3, 3)
+    conv = np.einsum("ncijkl,fckl->nfij", windows, wv) + bv[None, :, None, None]
+    relu = np.maximum(conv, 0)
+    np.testing.assert_allclose(got, relu.reshape(2, 2, 2, 2, 2, 2).max(axis=(3, 5)))
