@@ -35,3 +35,43 @@ def test_simple_img_conv_pool_is_a_convolution_then_a_max_pool():
     conv = np.einsum("ncijkl,fckl->nfij", windows, wv) + bv[None, :, None, None]
     relu = np.maximum(conv, 0)
     np.testing.assert_allclose(got, relu.reshape(2, 2, 2, 2, 2, 2).max(axis=(3, 5)))
+
+
+def test_scaled_dot_product_attention_of_one_head_is_softmax_of_scaled_scores_times_values():
+    main, startup = Program(), Program()
+    with program_guard(main, startup), unique_name.guard():
+        q = fluid.data(name="q", shape=[None, 3, 4], dtype="float64")
+        k = fluid.data(name="k", shape=[None, 5, 4], dtype="float64")
+        v = fluid.data(name="v", shape=[None, 5, 2], dtype="float64")
+        out = fluid.nets.scaled_dot_product_attention(q, k, v)
+    rng = np.random.default_rng(2)
+    qv, kv, vv = rng.normal(size=(2, 3, 4)), rng.normal(size=(2, 5, 4)), rng.normal(size=(2, 5, 2))
+    feed = {"q": qv, "k": kv, "v": vv}
+    (got,) = fluid.Executor().run(main, feed=feed, fetch_list=[out], scope=paddle.static.Scope())
+    scores = qv @ kv.transpose(0, 2, 1) / 2.0
+    weights = np.exp(scores - scores.max(-1, keepdims=True))
+    np.testing.assert_allclose(got, weights / weights.sum(-1, keepdims=True) @ vv)
+
+
+def test_scaled_dot_product_attention_of_two_heads_projects_splits_and_joins_the_heads():
+    main, startup = Program(), Program()
+    with program_guard(main, startup), unique_name.guard():
+        q = fluid.data(name="q", shape=[None, 3, 4], dtype="float64")
+        kv = fluid.data(name="kv", shape=[None, 5, 4], dtype="float64")
+        out = fluid.nets.scaled_dot_product_attention(q, kv, kv, num_heads=2)
+    params = main.global_block().all_parameters()
+    scope, exe = paddle.static.Scope(), fluid.Executor()
+    exe.run(startup, scope=scope)
+    rng = np.random.default_rng(3)
+    qv, kvv = rng.normal(size=(2, 3, 4)), rng.normal(size=(2, 5, 4))
+    got, *pv = exe.run(main, feed={"q": qv, "kv": kvv}, fetch_list=[out, *params], scope=scope)
+    (wq, bq, wk, bk, wv, bv) = pv
+
+    def heads(t):
+        return t.reshape(*t.shape[:2], 2, 2).transpose(0, 2, 1, 3)
+
+    qh, kh, vh = heads(qv @ wq + bq), heads(kvv @ wk + bk), heads(kvv @ wv + bv)
+    scores = qh @ kh.transpose(0, 1, 3, 2) / np.sqrt(2.0)
+    weights = np.exp(scores - scores.max(-1, keepdims=True))
+    context = weights / weights.sum(-1, keepdims=True) @ vh
+    np.testing.assert_allclose(got, context.transpose(0, 2, 1, 3).reshape(2, 3, 4))

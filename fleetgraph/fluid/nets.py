@@ -52,3 +52,37 @@ def glu(input, dim=-1):
     """The gated linear unit: `input` split in two halves along `dim`, a * sigmoid(b)."""
     a, b = layers.split(input, num_or_sections=2, dim=dim)
     return layers.elementwise_mul(a, layers.sigmoid(b))
+
+
+def scaled_dot_product_attention(queries, keys, values, num_heads=1, dropout_rate=0.0):
+    """softmax(Q K^T / sqrt(d)) V over 3-D [batch, length, hidden] inputs; with several heads Q, K
+    and V are first projected by an fc each and split into heads along the hidden axis, and the
+    heads' contexts are joined back."""
+    if not len(queries.shape) == len(keys.shape) == len(values.shape) == 3:
+        raise ValueError("scaled_dot_product_attention: queries, keys and values must all be 3-D")
+    if queries.shape[-1] != keys.shape[-1] or keys.shape[-2] != values.shape[-2]:
+        raise ValueError(
+            "scaled_dot_product_attention: queries and keys need one hidden size, keys and values one length"
+        )
+    if keys.shape[-1] % num_heads or values.shape[-1] % num_heads:
+        raise ValueError(f"scaled_dot_product_attention: hidden sizes must divide by num_heads ({num_heads})")
+    if num_heads > 1:
+        queries, keys, values = (layers.fc(t, size=t.shape[-1], num_flatten_dims=2) for t in (queries, keys, values))
+    q, k, v = (_split_heads(t, num_heads) for t in (queries, keys, values))
+    scaled_q = layers.scale(q, scale=(keys.shape[-1] // num_heads) ** -0.5)
+    weights = layers.softmax(layers.matmul(scaled_q, k, transpose_y=True))
+    if dropout_rate:
+        weights = layers.dropout(weights, dropout_prob=dropout_rate, is_test=False)
+    context = layers.matmul(weights, v)
+    if num_heads == 1:
+        return context
+    joined = layers.transpose(context, perm=[0, 2, 1, 3])
+    return layers.reshape(joined, shape=[0, 0, joined.shape[2] * joined.shape[3]])
+
+
+def _split_heads(x, num_heads):
+    """[batch, length, hidden] as [batch, heads, length, hidden / heads]."""
+    if num_heads == 1:
+        return x
+    hidden = x.shape[-1]
+    return layers.transpose(layers.reshape(x, shape=[0, 0, num_heads, hidden // num_heads]), perm=[0, 2, 1, 3])
