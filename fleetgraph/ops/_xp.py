@@ -143,3 +143,38 @@ def split(xp, x, sizes, axis: int):
         parts.append(x[tuple(index)])
         start += n
     return parts
+
+
+def stable_argsort(xp, x, axis):
+    """argsort keeping equal values in index order (NumPy's kind='stable', the standard's stable)."""
+    return np.argsort(x, axis=axis, kind="stable") if xp is np else xp.argsort(x, axis=axis, stable=True)
+
+
+def sorted_runs(xp, count: int, index):
+    """Index sorted (stably) and, for each of rows 0..count-1, where its run of equal ids starts and
+    ends in that order: what a scatter needs, from sort and searchsorted (the standard has no scatter)."""
+    order = stable_argsort(xp, index, 0)
+    ids = xp.take(index, order)
+    rows = xp.arange(count, dtype=index.dtype)
+    return order, xp.searchsorted(ids, rows, side="left"), xp.searchsorted(ids, rows, side="right")
+
+
+def scatter_add(xp, count: int, index, rows):
+    """`count` rows of zeros with each of `rows` added at its `index`, an index met twice getting
+    both: NumPy's and CuPy's add.at, elsewhere differences of a running sum over the sorted runs."""
+    if hasattr(getattr(xp, "add", None), "at"):
+        out = xp.zeros((count, *rows.shape[1:]), dtype=rows.dtype)
+        xp.add.at(out, index, rows)
+        return out
+    order, lo, hi = sorted_runs(xp, count, index)
+    sums = xp.cumulative_sum(xp.take(rows, order, axis=0), axis=0, include_initial=True)
+    return xp.take(sums, hi, axis=0) - xp.take(sums, lo, axis=0)
+
+
+def scatter_last(xp, dst, index, rows):
+    """`dst` with each of `rows` written at its `index`, the last write of an index winning (as
+    Paddle's ScatterAssign does on a CPU)."""
+    order, lo, hi = sorted_runs(xp, dst.shape[0], index)
+    last = xp.take(order, xp.clip(hi - 1, 0, None), axis=0)
+    hit = reshape(xp, hi > lo, (-1,) + (1,) * (dst.ndim - 1))
+    return xp.where(hit, xp.take(rows, last, axis=0), dst)

@@ -8,8 +8,7 @@ from ..ir import InferContext, make_grad_op, register_op
 from ..ir.dtypes import convert_dtype
 from ..ir.errors import fmt_shape
 from ._common import normalize_axis
-from ._xp import astype, reshape
-from .metric import _stable_argsort
+from ._xp import astype, reshape, scatter_add, scatter_last, sorted_runs, stable_argsort
 from .tensor_shape import _expand_grad, _unstacked
 
 # -- expand_as, tile: expand by a target's shape, or by repeat_times padded to a common rank ------------
@@ -115,36 +114,6 @@ register_op(
 # -- gather, scatter: rows by index; the gradients scatter --------------------------
 
 
-def _runs(xp, count: int, index):
-    """Index sorted (stably) and, for each of rows 0..count-1, where its run of equal ids starts and
-    ends in that order: what a scatter needs, from sort and searchsorted (the standard has no scatter)."""
-    order = _stable_argsort(xp, index, 0)
-    ids = xp.take(index, order)
-    rows = xp.arange(count, dtype=index.dtype)
-    return order, xp.searchsorted(ids, rows, side="left"), xp.searchsorted(ids, rows, side="right")
-
-
-def scatter_add(xp, count: int, index, rows):
-    """`count` rows of zeros with each of `rows` added at its `index`, an index met twice getting
-    both: NumPy's and CuPy's add.at, elsewhere differences of a running sum over the sorted runs."""
-    if hasattr(getattr(xp, "add", None), "at"):
-        out = xp.zeros((count, *rows.shape[1:]), dtype=rows.dtype)
-        xp.add.at(out, index, rows)
-        return out
-    order, lo, hi = _runs(xp, count, index)
-    sums = xp.cumulative_sum(xp.take(rows, order, axis=0), axis=0, include_initial=True)
-    return xp.take(sums, hi, axis=0) - xp.take(sums, lo, axis=0)
-
-
-def scatter_last(xp, dst, index, rows):
-    """`dst` with each of `rows` written at its `index`, the last write of an index winning (as
-    Paddle's ScatterAssign does on a CPU)."""
-    order, lo, hi = _runs(xp, dst.shape[0], index)
-    last = xp.take(order, xp.clip(hi - 1, 0, None), axis=0)
-    hit = reshape(xp, hi > lo, (-1,) + (1,) * (dst.ndim - 1))
-    return xp.where(hit, xp.take(rows, last, axis=0), dst)
-
-
 def _along(xp, axis: int, fn, *arrays):
     """fn on the arrays with `axis` moved to the front, its result moved back."""
     return xp.moveaxis(fn(*(xp.moveaxis(a, axis, 0) for a in arrays)), 0, axis)
@@ -196,7 +165,7 @@ def _scatter(xp, x, ids, updates, *, overwrite):
     ids = reshape(xp, ids, (-1,))
     if overwrite:
         return scatter_last(xp, x, ids, updates)
-    _, lo, hi = _runs(xp, x.shape[0], ids)
+    _, lo, hi = sorted_runs(xp, x.shape[0], ids)
     kept = xp.where(reshape(xp, hi > lo, (-1,) + (1,) * (x.ndim - 1)), xp.zeros_like(x), x)
     return kept + scatter_add(xp, x.shape[0], ids, updates)
 
@@ -204,7 +173,7 @@ def _scatter(xp, x, ids, updates, *, overwrite):
 def _scatter_grad(xp, ids, updates, dout, *, overwrite):
     """The rows of X that Ids replaced get no gradient; Updates gets dout's rows at Ids."""
     ids = reshape(xp, ids, (-1,))
-    _, lo, hi = _runs(xp, dout.shape[0], ids)
+    _, lo, hi = sorted_runs(xp, dout.shape[0], ids)
     dx = xp.where(reshape(xp, hi > lo, (-1,) + (1,) * (dout.ndim - 1)), xp.zeros_like(dout), dout)
     return dx, xp.take(dout, ids, axis=0)
 
@@ -312,13 +281,13 @@ def _argsort_infer(ctx: InferContext) -> None:
 
 def _argsort(xp, x, *, axis, descending):
     """Sorted along axis with the source indices; equal values keep their order (stable)."""
-    idx = _stable_argsort(xp, -x if descending else x, axis)
+    idx = stable_argsort(xp, -x if descending else x, axis)
     return xp.take_along_axis(x, idx, axis=axis), astype(xp, idx, "int64")
 
 
 def _argsort_grad(xp, x, indices, dout, *, axis, descending):
     """dout moved back to where each sorted value came from: through the inverse permutation."""
-    return xp.take_along_axis(dout, _stable_argsort(xp, indices, axis), axis=axis)
+    return xp.take_along_axis(dout, stable_argsort(xp, indices, axis), axis=axis)
 
 
 register_op(

@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import threading
 
-import numpy as np
-
 from ..ir import InferContext, make_grad_op, register_op
 from ..ir.errors import fmt_shape
-from ._xp import astype, contiguous, full, put_along, reshape
+from ._xp import astype, contiguous, full, put_along, reshape, stable_argsort
 
 # -- top_k ----------------------------------------------------------------------------------------
 
@@ -24,14 +22,9 @@ def _top_k_infer(ctx: InferContext) -> None:
     ctx.set_output("Indices", shape, "int64", lod_level=x.lod_level)
 
 
-def _stable_argsort(xp, x, axis):
-    """argsort keeping equal values in index order (NumPy's kind='stable', the standard's stable)."""
-    return np.argsort(x, axis=axis, kind="stable") if xp is np else xp.argsort(x, axis=axis, stable=True)
-
-
 def _top_k(xp, x, *, k):
     """The k largest along the last axis, largest first; ties keep the lower index first."""
-    idx = contiguous(xp, _stable_argsort(xp, -x, -1)[..., :k])
+    idx = contiguous(xp, stable_argsort(xp, -x, -1)[..., :k])
     return xp.take_along_axis(x, idx, axis=-1), astype(xp, idx, "int64")
 
 
@@ -72,7 +65,7 @@ def _top_k_v2_infer(ctx: InferContext) -> None:
 def _top_k_v2(xp, x, *, k, axis, largest, sorted):
     """The k largest (or smallest) along `axis`, in that order; ties keep the lower index first.
     `sorted=False` is allowed to return them in any order: here they come sorted all the same."""
-    idx = _stable_argsort(xp, -x if largest else x, axis)
+    idx = stable_argsort(xp, -x if largest else x, axis)
     idx = contiguous(xp, xp.take(idx, xp.arange(k), axis=axis))
     return xp.take_along_axis(x, idx, axis=axis), astype(xp, idx, "int64")
 

@@ -9,7 +9,7 @@ from ..ir import InferContext, make_grad_op, register_op
 from ..ir.dtypes import convert_dtype
 from ..ir.errors import fmt_shape
 from ._common import normalize_axis, prod
-from ._xp import full, host, reshape, total
+from ._xp import full, host, reshape, scatter_add, total
 
 # -- unsqueeze2 / squeeze2: a reshape that adds or drops size-1 axes ------------------------------
 
@@ -233,17 +233,11 @@ def _gather_nd(xp, x, index):
 
 
 def _gather_nd_grad(xp, x, index, dout):
-    """dout added back at each gathered position (an index met twice gets both): NumPy's add.at,
-    elsewhere a one-hot product over the positions (the array API has no scatter-add)."""
+    """dout added back at each gathered position, an index met twice getting both (scatter_add:
+    add.at where the module has it, else sums over the sorted positions)."""
     positions, depth = _flat_positions(xp, x.shape, index)
-    count = prod(x.shape[:depth])
-    g = reshape(xp, dout, (positions.shape[0], -1))
-    if xp is np:
-        rows = np.zeros((count, g.shape[1]), dtype=dout.dtype)
-        np.add.at(rows, positions, g)
-        return rows.reshape(x.shape)
-    hits = xp.astype(positions[:, None] == xp.arange(count)[None, :], dout.dtype)  # [gathered, rows]
-    return reshape(xp, hits.T @ g, x.shape)
+    rows = scatter_add(xp, prod(x.shape[:depth]), positions, reshape(xp, dout, (positions.shape[0], -1)))
+    return reshape(xp, rows, x.shape)
 
 
 register_op(
