@@ -14,15 +14,10 @@ import numpy as np
 from ..ir import InferContext, register_op
 from ..ir.errors import FleetgraphError, fmt_shape
 from ._xp import astype, dtype_name, reshape
+from ._xp import host as _host
 from .lod_tensor import LoDTensor, strip
 from .sequence import _offsets, _sequences, _tensor
 from .tensor_array import _array
-
-
-def _host(a) -> np.ndarray:
-    """An array of any array module as a NumPy array (CuPy's `.get()`, the standard's `__array__`)."""
-    get = getattr(a, "get", None)
-    return get() if callable(get) else np.asarray(a)
 
 
 def _absolute(levels) -> list[np.ndarray]:
