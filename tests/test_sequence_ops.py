@@ -9,7 +9,7 @@ import pytest
 
 import fleetgraph as paddle
 import fleetgraph.fluid as fluid
-from fleetgraph.ir import KernelError, Program, ShapeError, program_guard, unique_name
+from fleetgraph.ir import FleetgraphError, KernelError, Program, ShapeError, program_guard, unique_name
 from fleetgraph.ops.lod_tensor import create_lod_tensor
 
 
@@ -473,3 +473,34 @@ def test_sequence_enumerate_gives_each_rows_window_as_paddles_example(programs):
 def test_sequence_enumerate_of_float_ids_is_refused_when_the_program_is_built(programs):
     with pytest.raises(ShapeError, match="sequence_enumerate: X 'x' is float32; expected int32 or int64 ids"):
         fluid.layers.sequence_enumerate(_data("x", width=1), win_size=2)
+
+
+def test_sequence_conv_pool_is_a_window_convolution_then_a_max_over_each_sequence():
+    """fluid.nets.sequence_conv_pool against NumPy with the program's own parameters: a centred
+    window of 3 rows (zeros past each end), tanh, then each sequence's maximum."""
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        x = fluid.data("x", [-1, 2], "float32", lod_level=1)
+        pooled = fluid.nets.sequence_conv_pool(x, num_filters=4, filter_size=3, act="tanh", pool_type="max")
+    exe = fluid.Executor(fluid.CPUPlace())
+    scope = fluid.Scope()
+    exe.run(startup, scope=scope)
+    rows = np.random.default_rng(0).standard_normal((5, 2)).astype("float32")
+    feed = {"x": fluid.create_lod_tensor(rows, [[3, 2]], fluid.CPUPlace())}
+    (got,) = exe.run(main, feed=feed, fetch_list=[pooled], scope=scope)
+    w, b = (np.array(scope.vars[p.name]) for p in main.all_parameters())
+    want = []
+    for seq in (rows[:3], rows[3:]):
+        padded = np.concatenate([np.zeros((1, 2)), seq, np.zeros((1, 2))])
+        windows = np.stack([padded[t : t + 3].reshape(-1) for t in range(len(seq))])
+        want.append(np.tanh(windows @ w + b).max(axis=0))
+    np.testing.assert_allclose(got, np.stack(want), rtol=1e-5)
+
+
+def test_sequence_conv_refuses_padding_false_and_strides():
+    with fluid.program_guard(fluid.Program(), fluid.Program()):
+        x = fluid.data("x", [-1, 2], "float32", lod_level=1)
+        with pytest.raises(FleetgraphError, match="padding=False is not supported"):
+            fluid.layers.sequence_conv(x, 4, padding=False)
+        with pytest.raises(FleetgraphError, match="filter_stride 2; only 1"):
+            fluid.layers.sequence_conv(x, 4, filter_stride=2)

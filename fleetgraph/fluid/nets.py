@@ -86,3 +86,18 @@ def _split_heads(x, num_heads):
         return x
     hidden = x.shape[-1]
     return layers.transpose(layers.reshape(x, shape=[0, 0, num_heads, hidden // num_heads]), perm=[0, 2, 1, 3])
+
+
+def sequence_conv_pool(
+    input, num_filters, filter_size, param_attr=None, act="sigmoid", pool_type="max", bias_attr=None
+):
+    """sequence_conv (with `act`) over each sequence, then sequence_pool (`pool_type`): one row a sequence."""
+    conv_out = layers.sequence_conv(
+        input=input,
+        num_filters=num_filters,
+        filter_size=filter_size,
+        param_attr=param_attr,
+        bias_attr=bias_attr,
+        act=act,
+    )
+    return layers.sequence_pool(input=conv_out, pool_type=pool_type)

@@ -102,6 +102,7 @@ from .rnn import GRUCell, LSTMCell, RNNCell, birnn, rnn
 from .sampled import hsigmoid, nce
 from .sequence import (
     sequence_concat,
+    sequence_conv,
     sequence_enumerate,
     sequence_expand,
     sequence_expand_as,
@@ -303,6 +304,7 @@ __all__ = [
     "reshape",
     "scale",
     "sequence_concat",
+    "sequence_conv",
     "sequence_enumerate",
     "sequence_erase",
     "sequence_expand",

@@ -138,3 +138,36 @@ def sequence_enumerate(input: Variable, win_size: int, pad_value: int = 0, name:
     attrs = {"win_size": int(win_size), "pad_value": int(pad_value)}
     helper.append_op("sequence_enumerate", {"X": [input]}, {"Out": [out]}, attrs)
     return out
+
+
+def sequence_conv(
+    input,
+    num_filters,
+    filter_size=3,
+    filter_stride=1,
+    padding=True,
+    padding_start=None,
+    bias_attr=None,
+    param_attr=None,
+    act=None,
+    name=None,
+):
+    """A 1-D convolution along each sequence: row t sees rows t + padding_start ... of its own
+    sequence (padding_start defaults to -(filter_size // 2), a centred window), zeros past either
+    end. Paddle 1.8 always pads with zeros and documents `padding` as unused; here padding=False,
+    which would suggest otherwise, is refused."""
+    if padding is not True:
+        raise FleetgraphError(
+            "sequence_conv: padding=False is not supported; as in Paddle 1.8 every window reads zeros past "
+            "its sequence's ends (set padding_start to move the window)"
+        )
+    if filter_stride != 1:
+        raise FleetgraphError(f"sequence_conv: filter_stride {filter_stride}; only 1 is supported, as in Paddle")
+    helper = LayerHelper("sequence_conv", name, inputs=input)
+    width = input.shape[1]
+    weight = helper.create_parameter(param_attr, [filter_size * width, num_filters], input.dtype)
+    start = -int(filter_size // 2) if padding_start is None else int(padding_start)
+    out = helper.create_variable_for_type_inference(input.dtype)
+    attrs = {"contextStride": 1, "contextStart": start, "contextLength": int(filter_size)}
+    helper.append_op("sequence_conv", {"X": [input], "Filter": [weight]}, {"Out": [out]}, attrs)
+    return helper.append_activation(helper.append_bias_op(out, bias_attr), act)

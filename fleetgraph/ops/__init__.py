@@ -28,6 +28,7 @@ from . import (  # noqa: F401
     rnn,
     sampled,
     sequence,
+    sequence_conv,
     sequence_edit,
     sequence_pad,
     sequence_rows,
