@@ -75,3 +75,30 @@ def test_scaled_dot_product_attention_of_two_heads_projects_splits_and_joins_the
     weights = np.exp(scores - scores.max(-1, keepdims=True))
     context = weights / weights.sum(-1, keepdims=True) @ vh
     np.testing.assert_allclose(got, context.transpose(0, 2, 1, 3).reshape(2, 3, 4))
+
+
+def _conv_same(value, w, b):
+    """A 3x3 convolution with padding 1 in NumPy (what img_conv_group's conv2d computes)."""
+    padded = np.pad(value, ((0, 0), (0, 0), (1, 1), (1, 1)))
+    windows = np.lib.stride_tricks.sliding_window_view(padded, (3, 3), axis=(2, 3))
+    return np.einsum("ncijkl,fckl->nfij", windows, w) + b[None, :, None, None]
+
+
+def test_img_conv_group_is_two_padded_convolutions_then_a_pool():
+    main, startup = Program(), Program()
+    with program_guard(main, startup), unique_name.guard():
+        x = fluid.data(name="x", shape=[None, 1, 4, 4], dtype="float64")
+        out = fluid.nets.img_conv_group(x, conv_num_filter=[2, 3], pool_size=2, pool_stride=2, conv_act="relu")
+    params = main.global_block().all_parameters()
+    weights = [p for p in params if len(p.shape) == 4]
+    biases = [p for p in params if len(p.shape) == 1]
+    scope, exe = paddle.static.Scope(), fluid.Executor()
+    exe.run(startup, scope=scope)
+    value = np.random.default_rng(2).normal(size=(2, 1, 4, 4))
+    got, w1, b1, w2, b2 = exe.run(
+        main, feed={"x": value}, fetch_list=[out, weights[0], biases[0], weights[1], biases[1]], scope=scope
+    )
+    hidden = np.maximum(_conv_same(value, w1, b1), 0)
+    conv = np.maximum(_conv_same(hidden, w2, b2), 0)
+    np.testing.assert_allclose(got, conv.reshape(2, 3, 2, 2, 2, 2).max(axis=(3, 5)), rtol=1e-10)
+    assert [op.type for op in main.global_block().ops].count("conv2d") == 2

@@ -101,3 +101,55 @@ def sequence_conv_pool(
         act=act,
     )
     return layers.sequence_pool(input=conv_out, pool_type=pool_type)
+
+
+def img_conv_group(
+    input,
+    conv_num_filter,
+    pool_size,
+    conv_padding=1,
+    conv_filter_size=3,
+    conv_act=None,
+    param_attr=None,
+    conv_with_batchnorm=False,
+    conv_batchnorm_drop_rate=0.0,
+    pool_stride=1,
+    pool_type="max",
+    use_cudnn=True,
+):
+    """VGG's block: one conv2d per entry of conv_num_filter (each optionally followed by batch_norm
+    carrying the activation, and dropout), then one pool2d. A per-conv argument may be one value
+    for all or a list as long as conv_num_filter."""
+    if not isinstance(conv_num_filter, (list, tuple)):
+        raise TypeError(
+            f"img_conv_group: conv_num_filter must be a list or tuple, got {type(conv_num_filter).__name__}"
+        )
+
+    def per_conv(value, what):
+        if not hasattr(value, "__len__"):
+            return [value] * len(conv_num_filter)
+        if len(value) != len(conv_num_filter):
+            raise ValueError(f"img_conv_group: {what} has {len(value)} entries for {len(conv_num_filter)} convolutions")
+        return value
+
+    padding, size = per_conv(conv_padding, "conv_padding"), per_conv(conv_filter_size, "conv_filter_size")
+    attrs, with_bn = per_conv(param_attr, "param_attr"), per_conv(conv_with_batchnorm, "conv_with_batchnorm")
+    drop = per_conv(conv_batchnorm_drop_rate, "conv_batchnorm_drop_rate")
+    tmp = input
+    for i, filters in enumerate(conv_num_filter):
+        tmp = layers.conv2d(
+            input=tmp,
+            num_filters=filters,
+            filter_size=size[i],
+            padding=padding[i],
+            param_attr=attrs[i],
+            act=None if with_bn[i] else conv_act,
+            use_cudnn=use_cudnn,
+        )
+        if with_bn[i]:
+            tmp = layers.batch_norm(input=tmp, act=conv_act)
+            if abs(drop[i]) > 1e-5:
+                tmp = layers.dropout(x=tmp, dropout_prob=drop[i])
+    return layers.pool2d(
+        input=tmp, pool_size=pool_size, pool_type=pool_type, pool_stride=pool_stride, use_cudnn=use_cudnn
+    )
