@@ -91,8 +91,9 @@ def _swce_infer(ctx: InferContext) -> None:
 def _swce(xp, logits, label, *, soft_label, ignore_index, numeric_stable_mode, axis, use_softmax):
     if use_softmax:
         shifted = logits - largest(xp, logits, -1, keepdims=True)
-        log_softmax = shifted - xp.log(total(xp, xp.exp(shifted), -1, keepdims=True))
-        softmax = xp.exp(log_softmax)
+        exps = xp.exp(shifted)  # one exp over the logits: softmax divides it, log_softmax needs only its sum
+        sums = total(xp, exps, -1, keepdims=True)
+        softmax, log_softmax = exps / sums, shifted - xp.log(sums)
     else:
         softmax, log_softmax = logits, xp.log(logits)
     if soft_label:
