@@ -91,9 +91,10 @@ def _swce_infer(ctx: InferContext) -> None:
 def _swce(xp, logits, label, *, soft_label, ignore_index, numeric_stable_mode, axis, use_softmax):
     if use_softmax:
         shifted = logits - largest(xp, logits, -1, keepdims=True)
-        exps = xp.exp(shifted)  # one exp over the logits: softmax divides it, log_softmax needs only its sum
-        sums = total(xp, exps, -1, keepdims=True)
-        softmax, log_softmax = exps / sums, shifted - xp.log(sums)
+        softmax = xp.exp(shifted)  # one exp over the logits: divided in place, and log_softmax needs its sums
+        sums = total(xp, softmax, -1, keepdims=True)
+        softmax /= sums
+        log_softmax = shifted - xp.log(sums)
     else:
         softmax, log_softmax = logits, xp.log(logits)
     if soft_label:
