@@ -154,6 +154,30 @@ def test_break_and_continue_under_a_static_if_become_flags_of_the_while():
     np.testing.assert_allclose(static(x, _tensor([1], "int64")).numpy(), [2.0, 3.0])
 
 
+def _early_return(x):
+    if paddle.mean(x) > 0:
+        return x * 3.0, x
+    y = x - 1.0
+    if paddle.mean(x) < -1.0:
+        return y * 2.0, y
+    return y, x
+
+
+def test_returns_inside_static_ifs_become_one_selected_return():
+    static = paddle.jit.to_static(_early_return)
+    for values in ([1.0, 2.0], [-0.5, 0.0], [-4.0, -2.0]):
+        x = _tensor(values)
+        for got, want in zip(static(x), _early_return(x)):
+            np.testing.assert_allclose(got.numpy(), want.numpy())
+    assert _op_types(static.main_program).count("conditional_block") >= 4
+
+
+def _returns_one_or_two(x):
+    if paddle.mean(x) > 0:
+        return x
+    return x, x
+
+
 class _Flagged(paddle.nn.Layer):
     def __init__(self, double: bool) -> None:
         super().__init__()
@@ -240,7 +264,7 @@ def _returns_in_loop(x, n):
     i = paddle.full([1], 0, "int64")
     while i < n:
         return x
-    return x
+    return x - 1.0
 
 
 def _two_shapes(x):
@@ -261,8 +285,9 @@ def _made_in_loop(x, n):
     "function, message",
     [
         (_one_branch, r"test_dy2static.py:\d+: `if paddle.mean\(x\) > 0:`: 'y' is assigned in only one branch"),
-        (_returns_in_loop, r"test_dy2static.py:\d+: `while i < n:` stays Python: it holds a return \(line \d+\)"),
+        (_returns_in_loop, r"test_dy2static.py:\d+: `while i < n:`: a return inside a loop over a static test"),
         (_two_shapes, r"the branches give 'y' different structures; expected the same, got tuple of 2 and"),
+        (_returns_one_or_two, r"test_dy2static.py:\d+: `return x, x`: the branches give the returned value different"),
         (_made_in_loop, r"'made' is first assigned inside the loop and used after it"),
     ],
 )
@@ -283,10 +308,13 @@ def test_python_control_flow_keeps_python_semantics_when_converted():
         for j in range(100):
             if j == k:
                 break
-        return i, k, j
+        while True:
+            if j > 7:
+                return i, k, j
+            j += 5
 
     converted = ProgramTranslator().get_func(last_index)
     assert converted is not last_index and "convert_for_range" in ProgramTranslator().get_code(last_index)
-    assert converted(3) == (2, 3, 3)
-    assert converted(0) == (-1, 0, 0)
+    assert converted(3) == (2, 3, 8)
+    assert converted(0) == (-1, 0, 10)
     assert converted(12) == (11, 10, 10)

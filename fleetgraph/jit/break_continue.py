@@ -61,7 +61,8 @@ def _name(name: str, store: bool = False) -> ast.Name:
     return ast.Name(id=name, ctx=ast.Store() if store else ast.Load())
 
 
-def _set(name: str, value: bool, at: ast.AST) -> ast.Assign:
+def set_name(name: str, value: bool, at: ast.AST) -> ast.Assign:
+    """`name = value`, placed at `at` (the flags' assignments)."""
     node = ast.Assign(targets=[_name(name, store=True)], value=ast.Constant(value))
     return ast.fix_missing_locations(ast.copy_location(node, at))
 
@@ -94,9 +95,9 @@ class BreakContinue(ast.NodeTransformer):
         body = _rewrite(node.body, flags, used)
         before = []
         if flags[ast.Continue] in used:  # step 3
-            body.insert(0, _set(flags[ast.Continue], False, node))
+            body.insert(0, set_name(flags[ast.Continue], False, node))
         if flags[ast.Break] in used:
-            before.append(_set(flags[ast.Break], False, node))
+            before.append(set_name(flags[ast.Break], False, node))
             if isinstance(node, ast.While):
                 not_broken = ast.UnaryOp(op=ast.Not(), operand=_name(flags[ast.Break]))
                 node.test = ast.BoolOp(op=ast.And(), values=[not_broken, node.test])
@@ -111,7 +112,7 @@ def _rewrite(stmts: list[ast.stmt], flags: dict, used: list[str]) -> list[ast.st
     out: list[ast.stmt] = []
     for i, stmt in enumerate(stmts):
         if isinstance(stmt, _ESCAPES):
-            out.append(_set(flags[type(stmt)], True, stmt))
+            out.append(set_name(flags[type(stmt)], True, stmt))
             return out
         if isinstance(stmt, ast.If) and _escapes([stmt]):
             stmt.body = _rewrite(stmt.body, flags, used) or [ast.Pass()]

@@ -31,6 +31,26 @@ class UndefinedVar:
         return f"UndefinedVar({self.name!r})"
 
 
+class _NoReturn:
+    """The return value of a converted function before a `return` of it ran (returns.py)."""
+
+    def __repr__(self) -> str:
+        return "NO_RETURN"
+
+
+NO_RETURN = _NoReturn()
+RETURN_VALUE = "_fg_return_value"  # the name returns.py gives a converted function's return value
+
+
+def _shown(name: str) -> str:
+    return "the returned value" if name == RETURN_VALUE else repr(name)
+
+
+def returned(value):
+    """What a converted function returns: None where it fell off its end."""
+    return None if value is NO_RETURN else value
+
+
 def is_static(value) -> bool:
     """Whether `value` is a Variable of a program being built (an eager Tensor is a Variable too)."""
     return isinstance(value, Variable) and not isinstance(value, Tensor)
@@ -72,6 +92,11 @@ def _to_static(value, name: str, where: str) -> Variable:
         return fill_constant([1], "int64", value)
     if isinstance(value, float):
         return fill_constant([1], "float32", value)
+    if value is NO_RETURN:
+        raise FleetgraphError(
+            f"dy2static {where}: a return inside a loop over a static test; expected the value assigned to a "
+            "name, and returned after the loop"
+        )
     if isinstance(value, UndefinedVar):
         raise FleetgraphError(
             f"dy2static {where}: {name!r} is first assigned inside the loop and used after it; expected a value "
@@ -118,8 +143,10 @@ def _to_parent(value):
 
 def _merge(name: str, true_value, false_value, mask: Variable, where: str):
     """One name after a static `if`: the branch's value that `mask` picks."""
-    if true_value is false_value:
+    if true_value is false_value or false_value is NO_RETURN:  # a value is read once its return ran
         return true_value
+    if true_value is NO_RETURN:
+        return false_value
     if isinstance(true_value, UndefinedVar) or isinstance(false_value, UndefinedVar):
         raise FleetgraphError(
             f"dy2static {where}: {name!r} is assigned in only one branch and used after the if; expected it "
@@ -129,13 +156,13 @@ def _merge(name: str, true_value, false_value, mask: Variable, where: str):
     if any(sequences):
         if not all(sequences) or len(true_value) != len(false_value):
             raise FleetgraphError(
-                f"dy2static {where}: the branches give {name!r} different structures; expected the same, "
+                f"dy2static {where}: the branches give {_shown(name)} different structures; expected the same, "
                 f"got {_structure(true_value)} and {_structure(false_value)}"
             )
         return type(true_value)(_merge(name, t, f, mask, where) for t, f in zip(true_value, false_value))
     if not all(is_static(v) or isinstance(v, (bool, int, float)) for v in (true_value, false_value)):
         raise FleetgraphError(
-            f"dy2static {where}: the branches give {name!r} different values ({true_value!r} and "
+            f"dy2static {where}: the branches give {_shown(name)} different values ({true_value!r} and "
             f"{false_value!r}); expected Variables or numbers, which a static if can choose between"
         )
     if not (is_static(true_value) or is_static(false_value)):  # e.g. a break flag set in one branch

@@ -4,7 +4,8 @@ which build the static cond / while_loop when their test is a static Variable.
 
 Steps of `convert_function(func)`:
   1. parse the function's source (inspect.getsource, dedented), its decorators dropped, and write
-     the break / continue of its loops as flags (break_continue.py);
+     its returns from inside ifs and loops (returns.py) and the break / continue of its loops
+     (break_continue.py) as flags;
   2. rewrite it bottom-up (`_ControlFlow`): `if test: A else: B` becomes two functions of the names
      the branches assign and one `names = convert_ifelse(test, true_fn, false_fn, ...)`, returning
      the names the statement hands on (read after it, or read by it before it writes them);
@@ -30,6 +31,7 @@ from collections import Counter
 from ..ir.errors import FleetgraphError
 from . import convert_operators
 from .break_continue import BreakContinue, is_range_loop
+from .returns import rewrite_returns
 
 _RUNTIME = "_fg_jst"  # the name the converted code reaches convert_operators by (a closure cell)
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
@@ -40,14 +42,24 @@ class _Events(ast.NodeVisitor):
     comprehension's reads count (it may run later), its writes do not (they are its own)."""
 
     def __init__(self) -> None:
-        self.events: list[tuple[str, str]] = []  # ("load" | "store", name)
+        self.events: list[tuple[str, str]] = []  # ("load" | "store" | "maybe", name)
         self._depth = 0
+        self._branches = 0  # stores under an if or a loop body may not happen ("maybe")
 
     def visit_Name(self, node: ast.Name) -> None:
         if isinstance(node.ctx, ast.Load):
             self.events.append(("load", node.id))
         elif self._depth == 0:
-            self.events.append(("store", node.id))
+            self.events.append(("maybe" if self._branches else "store", node.id))
+
+    def _branching(self, node: ast.AST) -> None:
+        self.visit(node.test if isinstance(node, (ast.If, ast.While)) else node.iter)
+        self._branches += 1
+        for child in ([node.target] if isinstance(node, ast.For) else []) + node.body + node.orelse:
+            self.visit(child)
+        self._branches -= 1
+
+    visit_If = visit_While = visit_For = _branching
 
     def visit_Assign(self, node: ast.Assign) -> None:
         self.visit(node.value)
@@ -90,14 +102,15 @@ def _events(nodes) -> list[tuple[str, str]]:
 
 
 def _stored(events) -> list[str]:
-    return list(dict.fromkeys(name for kind, name in events if kind == "store"))
+    return list(dict.fromkeys(name for kind, name in events if kind != "load"))
 
 
 def _read_first(events) -> set[str]:
     """Names whose first event is a read: their value from before the statement matters."""
     first: dict[str, str] = {}
     for kind, name in events:
-        first.setdefault(name, kind)
+        if kind != "maybe":
+            first.setdefault(name, kind)
     return {name for name, kind in first.items() if kind == "load"}
 
 
@@ -198,10 +211,12 @@ class _ControlFlow(ast.NodeTransformer):
         self.count += 1
         return f"_fg_{kind}_{self.count}"
 
-    def _live(self, node: ast.AST, events) -> set[str]:
-        """Names read outside `node` (after it, or again in an enclosing loop) or read by it first."""
-        inside = Counter(name for kind, name in events if kind == "load")
-        return {n for n in self.loads if self.loads[n] > inside[n]} | _read_first(events)
+    def _live(self, node: ast.AST, paths: list[list[ast.AST]]) -> set[str]:
+        """Names read outside `node` (after it, or again in an enclosing loop) or read first on one
+        of its `paths` (a branch; a loop's test and body)."""
+        inside = Counter(name for kind, name in _events(node) if kind == "load")
+        first = set().union(*(_read_first(_events(path)) for path in paths))
+        return {n for n in self.loads if self.loads[n] > inside[n]} | first
 
     def _keep_python(self, node, blocker: ast.AST) -> ast.AST:
         what = type(blocker).__name__.lower()
@@ -215,13 +230,12 @@ class _ControlFlow(ast.NodeTransformer):
         return node
 
     def visit_If(self, node: ast.If) -> ast.AST:
-        events = _events(node)
+        names = _stored(_events(node.body + node.orelse))
         blocker = _blocker(node.body + node.orelse)
         self.generic_visit(node)
         if blocker is not None:
             return self._keep_python(node, blocker)
-        names = _stored(_events(node.body + node.orelse))
-        live = self._live(node, events)
+        live = self._live(node, [[node.test, *node.body], [node.test, *node.orelse]])
         returned = [n for n in names if n in live]
         true_fn, false_fn = self._fresh("true_fn"), self._fresh("false_fn")
         code = _parse(f"""
@@ -242,7 +256,8 @@ class _ControlFlow(ast.NodeTransformer):
     def _loop_vars(self, node, body, extra=()) -> list[str]:
         events = _events(body)
         test_loads = {name for kind, name in _events(node.test if isinstance(node, ast.While) else node.iter)}
-        live = self._live(node, _events(node))
+        head = [node.test] if isinstance(node, ast.While) else [node.iter, node.target]
+        live = self._live(node, [head + node.body])
         return [n for n in _stored(events) if n not in extra and (n in test_loads or n in live)]
 
     def visit_While(self, node: ast.While) -> ast.AST:
@@ -335,6 +350,7 @@ def _converted_ast(func) -> tuple[ast.Module, _Where]:
         raise TypeError(f"{func.__qualname__}: expected a function defined with def")
     fdef.decorator_list = []
     where = _Where(func, source, first_line)
+    rewrite_returns(fdef, _RUNTIME)
     flags = BreakContinue()
     fdef.body = [out for stmt in fdef.body for out in _as_list(flags.visit(stmt))]
     loads = Counter(name for kind, name in _events(fdef.body) if kind == "load")
