@@ -302,3 +302,11 @@ def test_mixing_tensors_and_static_variables_in_one_op_is_a_clear_error():
         x = paddle.static.data("x", [None, 2], "float32")
         with pytest.raises(paddle.FleetgraphError, match="mix eager Tensors and static Variables"):
             paddle.add(x, paddle.to_tensor(np.ones((1, 2), "float32")))
+
+
+def test_a_one_element_integer_tensor_is_an_index_as_paddles():
+    paddle.disable_static()
+    n = paddle.to_tensor(np.array([3], "int64"))
+    assert list(range(n)) == [0, 1, 2] and [10, 20, 30, 40][n] == 40
+    with pytest.raises(TypeError, match="only a one-element integer tensor is an index"):
+        range(paddle.to_tensor(np.array([1.5], "float32")))

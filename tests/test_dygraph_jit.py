@@ -107,7 +107,7 @@ def test_a_traced_resnet_exports_to_onnx_and_runs_there_as_in_dynamic_mode():
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
 
 
-def test_to_static_refuses_a_plain_function():
+def test_to_static_refuses_a_lambda():
     with pytest.raises(paddle.FleetgraphError, match="expected a paddle.nn.Layer"):
         paddle.jit.to_static(lambda x: x)
 

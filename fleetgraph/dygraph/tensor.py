@@ -109,6 +109,15 @@ class Tensor(Variable):
     def __int__(self) -> int:
         return int(self.numpy().reshape(()).item())
 
+    def __index__(self) -> int:
+        """A one-element integer tensor as an index (`range(n)`, `xs[i]`), as Paddle's Tensor."""
+        value = self.numpy()
+        if value.size != 1 or value.dtype.kind not in "iub":
+            raise TypeError(
+                f"only a one-element integer tensor is an index, got {value.dtype} of shape {list(value.shape)}"
+            )
+        return int(value.reshape(()).item())
+
     def __format__(self, spec: str) -> str:
         if spec and self.numpy().size == 1:
             return format(self.item(), spec)
