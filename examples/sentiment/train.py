@@ -1,14 +1,16 @@
-"""Paddle's book understand_sentiment, its LSTM network, trained with Adagrad:
+"""Paddle's book understand_sentiment, its LSTM network or its convolution network, trained with Adagrad:
 
-    python train.py [--data data] [--epochs 5] [--batch 32] [--lr 0.05] [--save PARAMS.npz]
+    python train.py [--net lstm|conv] [--data data] [--epochs 5] [--batch 32] [--lr 0.05] [--epsilon 1e-6]
+                    [--save PARAMS.npz]
     python -m fleetgraph.distributed.launch --server_num 2 --worker_num 2 train.py [--mode sync|async]
 
 Each review is a LoD sequence of word ids; its words pass through an embedding table
 (`is_sparse=True`), a fully connected layer, `fluid.layers.dynamic_lstm`, and a max
-`sequence_pool` over time into a softmax over the two labels. In one process it prints each
-epoch's mean loss and accuracy, then saves the network with `fluid.io.save_inference_model`, loads
-it back with `load_inference_model` and prints the loaded model's accuracy on the test set and its
-prediction for the first test review. Under the launcher (the role comes from the environment)
+`sequence_pool` over time into a softmax over the two labels; with `--net conv` through
+`fluid.nets.sequence_conv_pool` over windows of 3 and of 4 words (tanh, sqrt pooling) into the
+softmax. In one process it prints each epoch's mean loss and accuracy, then saves the network
+with `fluid.io.save_inference_model`, loads it back with `load_inference_model` and prints the
+loaded model's accuracy on the test set and its prediction for the first test review. Under the launcher (the role comes from the environment)
 each worker trains on its half of every batch, synchronously by default, and worker 0 saves and
 loads the model the pservers trained.
 """
@@ -34,6 +36,8 @@ parser.add_argument("--data", default="data")
 parser.add_argument("--epochs", type=int, default=5)
 parser.add_argument("--batch", type=int, default=32)
 parser.add_argument("--lr", type=float, default=0.05)
+parser.add_argument("--epsilon", type=float, default=1e-6, help="Adagrad's, added to the root of the squares")
+parser.add_argument("--net", choices=("lstm", "conv"), default="lstm")
 parser.add_argument("--mode", choices=("sync", "async"), default="sync")
 parser.add_argument("--seed", type=int, default=7)
 parser.add_argument("--model_dir", default="sentiment.inference.model")
@@ -70,15 +74,22 @@ fluid.default_main_program().random_seed = fluid.default_startup_program().rando
 data = fluid.data(name="words", shape=[None, 1], dtype="int64", lod_level=1)
 label = fluid.data(name="label", shape=[None, 1], dtype="int64")
 emb = fluid.layers.embedding(input=data, size=[len(word_idx), EMB_DIM], is_sparse=True)
-fc1 = fluid.layers.fc(input=emb, size=HID_DIM * 4)
-lstm1, _ = fluid.layers.dynamic_lstm(input=fc1, size=HID_DIM * 4)
-lstm_max = fluid.layers.sequence_pool(input=lstm1, pool_type="max")
-prediction = fluid.layers.fc(input=lstm_max, size=CLASS_DIM, act="softmax")
+if args.net == "lstm":
+    fc1 = fluid.layers.fc(input=emb, size=HID_DIM * 4)
+    lstm1, _ = fluid.layers.dynamic_lstm(input=fc1, size=HID_DIM * 4)
+    lstm_max = fluid.layers.sequence_pool(input=lstm1, pool_type="max")
+    prediction = fluid.layers.fc(input=lstm_max, size=CLASS_DIM, act="softmax")
+else:  # the book's convolution_net: windows of 3 and 4 words, each pooled over the review
+    convs = [
+        fluid.nets.sequence_conv_pool(input=emb, num_filters=HID_DIM, filter_size=size, act="tanh", pool_type="sqrt")
+        for size in (3, 4)
+    ]
+    prediction = fluid.layers.fc(input=convs, size=CLASS_DIM, act="softmax")
 loss = fluid.layers.mean(fluid.layers.cross_entropy(input=prediction, label=label))
 accuracy = fluid.layers.accuracy(input=prediction, label=label)
 
 distributed = any(os.environ.get(k) for k in ("TRAINING_ROLE", "PADDLE_TRAINING_ROLE"))
-optimizer = fluid.optimizer.Adagrad(learning_rate=args.lr)
+optimizer = fluid.optimizer.Adagrad(learning_rate=args.lr, epsilon=args.epsilon)
 if distributed:
     fleet.init(is_collective=False)
     strategy = fleet.DistributedStrategy()
