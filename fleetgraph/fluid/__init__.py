@@ -68,6 +68,7 @@ __all__ = [
     "io",
     "is_compiled_with_cuda",
     "layers",
+    "nets",
     "optimizer",
     "name_scope",
     "program_guard",

@@ -5,22 +5,6 @@ from .beam_search import (
     beam_search_decode,
     gather_tree,
 )
-from .crf import chunk_eval, crf_decoding, linear_chain_crf
-from .dynamic_rnn import DynamicRNN
-from .decode import BeamSearchDecoder, Decoder, dynamic_decode
-from .helper import LayerHelper
-from .io import fluid_data as data
-from .learning_rate_scheduler import (
-    autoincreased_step_counter,
-    cosine_decay,
-    exponential_decay,
-    inverse_time_decay,
-    linear_lr_warmup,
-    natural_exp_decay,
-    noam_decay,
-    piecewise_decay,
-    polynomial_decay,
-)
 from .control_flow import (
     BlockGuard,
     ConditionalBlock,
@@ -34,7 +18,23 @@ from .control_flow import (
     switch_case,
     while_loop,
 )
+from .crf import chunk_eval, crf_decoding, linear_chain_crf
+from .decode import BeamSearchDecoder, Decoder, dynamic_decode
+from .dynamic_rnn import DynamicRNN
+from .helper import LayerHelper
 from .ifelse import IfElse, merge_lod_tensor, split_lod_tensor
+from .io import fluid_data as data
+from .learning_rate_scheduler import (
+    autoincreased_step_counter,
+    cosine_decay,
+    exponential_decay,
+    inverse_time_decay,
+    linear_lr_warmup,
+    natural_exp_decay,
+    noam_decay,
+    piecewise_decay,
+    polynomial_decay,
+)
 from .loss import cross_entropy, log_loss, mse_loss, softmax_with_cross_entropy, square_error_cost
 from .manipulation import (
     argmax,
@@ -134,19 +134,6 @@ from .tensor import (
     transpose,
     zeros,
 )
-from .tensor_shape import (
-    elementwise_floordiv,
-    elementwise_mod,
-    expand,
-    gather_nd,
-    ones_like,
-    range,
-    shape,
-    squeeze,
-    stack,
-    unsqueeze,
-    zeros_like,
-)
 from .tensor_array import (
     array_length,
     array_read,
@@ -159,6 +146,19 @@ from .tensor_array import (
     reorder_lod_tensor_by_rank,
     shrink_memory,
     tensor_array_to_tensor,
+)
+from .tensor_shape import (
+    elementwise_floordiv,
+    elementwise_mod,
+    expand,
+    gather_nd,
+    ones_like,
+    range,
+    shape,
+    squeeze,
+    stack,
+    unsqueeze,
+    zeros_like,
 )
 
 monkey_patch_variable()

@@ -54,4 +54,24 @@ NOT_EXPORTED: dict[str, str] = {}
 COVERED_ELSEWHERE: dict[str, str] = {}
 
 # the family modules register their cases on import
-from . import beam_search, collective, control_flow, crf, manipulation, math, nn, recurrent, recurrent_op, rnn, sampled, sequence, sequence_conv, sequence_edit, sequence_pad, sequence_rows, tensor, tensor_array, tensor_shape  # noqa: E402,F401
+from . import (  # noqa: E402,F401
+    beam_search,
+    collective,
+    control_flow,
+    crf,
+    manipulation,
+    math,
+    nn,
+    recurrent,
+    recurrent_op,
+    rnn,
+    sampled,
+    sequence,
+    sequence_conv,
+    sequence_edit,
+    sequence_pad,
+    sequence_rows,
+    tensor,
+    tensor_array,
+    tensor_shape,
+)
