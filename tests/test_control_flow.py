@@ -572,3 +572,62 @@ def test_verify_refuses_a_static_rnn_step_writing_an_outer_variable_it_does_not_
     main.block(step.attrs["sub_block"]).append_op("assign", {"X": [h_boot]}, {"Out": [other]})
     with pytest.raises(VerifyError, match=f"writes '{other.name}' of an outer block, which the op does not list"):
         verify(main, feed_names=["x", "h_boot"])
+
+
+@pytest.mark.parametrize("step, scale", [(3.0, 2.0), (12.0, 3.0), (30.0, 5.0)])
+def test_switch_gradient_follows_the_case_that_ran(step, scale):
+    """y = scale * x, the scale picked by a Switch writing into y: d sum(y) / dx is that scale."""
+    main, startup, guard = _programs()
+    with guard:
+        x = fluid.data("x", [3], "float32")
+        x.stop_gradient = False
+        counter = L.fill_constant([1], "float32", step)
+        y = L.fill_constant([3], "float32", 0.0)
+        with L.Switch() as switch:
+            with switch.case(L.less_than(counter, L.fill_constant([1], "float32", 10.0))):
+                L.assign(x * 2.0, y)
+            with switch.case(L.less_than(counter, L.fill_constant([1], "float32", 20.0))):
+                L.assign(x * 3.0, y)
+            with switch.default():
+                L.assign(x * 5.0, y)
+        (grad,) = fluid.gradients(L.reduce_sum(y), x)
+    value, got = _run(main, startup, {"x": np.array([1.0, -2.0, 0.5], "float32")}, [y, grad])
+    np.testing.assert_allclose(value, scale * np.array([1.0, -2.0, 0.5]), rtol=1e-6)
+    np.testing.assert_allclose(got, [scale] * 3, rtol=1e-6)
+
+
+def test_case_and_switch_case_gradients_follow_the_branch_taken():
+    main, startup, guard = _programs()
+    with guard:
+        x = fluid.data("x", [2], "float32")
+        x.stop_gradient = False
+        small = L.less_than(L.reduce_sum(x), L.fill_constant([1], "float32", 0.0))
+        by_pred = L.case([(small, lambda: x * x)], default=lambda: x * 4.0)
+        index = L.fill_constant([1], "int64", 1)
+        by_index = L.switch_case(index, {0: lambda: x * 7.0, 1: lambda: L.exp(x)})
+        grads = fluid.gradients(L.reduce_sum(by_pred) + L.reduce_sum(by_index), x)
+    x0 = np.array([0.3, 0.4], "float32")  # sum > 0: case takes the default
+    (got,) = _run(main, startup, {"x": x0}, grads)
+    np.testing.assert_allclose(got, 4.0 + np.exp(x0), rtol=1e-5)
+
+
+@pytest.mark.parametrize("runs, scale", [(False, 3.0), (True, 5.0)], ids=["no_iteration", "one_iteration"])
+def test_a_loop_passes_on_the_gradient_of_what_it_overwrites_only_if_it_ran(runs, scale):
+    """y = 3x before a loop whose body sets y = 5x once: d sum(y) / dx is 3 if the loop never ran."""
+    main, startup, guard = _programs()
+    with guard:
+        x = fluid.data("x", [2], "float32")
+        x.stop_gradient = False
+        y = L.assign(x * 3.0)
+        i = L.fill_constant([1], "int64", 0 if runs else 1)
+        one = L.fill_constant([1], "int64", 1)
+        cond = L.less_than(i, one)
+        loop = L.While(cond)
+        with loop.block():
+            L.assign(x * 5.0, y)
+            L.increment(i, in_place=True)
+            L.less_than(i, one, cond=cond)
+        (grad,) = fluid.gradients(L.reduce_sum(y), x)
+    value, got = _run(main, startup, {"x": np.array([1.0, 2.0], "float32")}, [y, grad])
+    np.testing.assert_allclose(value, [scale, 2 * scale])
+    np.testing.assert_allclose(got, [scale, scale])

@@ -177,7 +177,10 @@ def _grad_descs(path: list[Operator], requires: set[str], no_grad: set[str], tar
             }
             if any(n for names in desc["outputs"].values() for n in names):
                 op_descs.append(desc)
-        if op_descs:  # a tensor array is written element by element: a write ends no earlier gradient
+        # A write ends the gradient of what it overwrote, except a tensor array's (written element by
+        # element) and a branch's or loop's: one that did not run (or ran no iteration) passes the old
+        # value on, and its gradient block zeroes the gradient itself when it did run.
+        if op_descs and "sub_block" not in op.attrs:
             op_descs[-1]["_kills"] = [
                 grad_var_name(n)
                 for n in op.output_arg_names
