@@ -55,11 +55,16 @@ def _mean(xp, x, axis, keepdims):
     return summed / summed.dtype.type(x.size if axis is None else prod(x.shape[a] for a in axis))
 
 
+def _kept_shape(x, axes) -> tuple[int, ...]:
+    """x's shape with the reduced axes kept as 1: where a reduction's output broadcasts back over x."""
+    return tuple(1 if i in axes else d for i, d in enumerate(x.shape))
+
+
 def _expand_back(xp, x, dout, dim, reduce_all, mean: bool):
     """dout spread back over x's shape (divided by the count of each sum, for a mean): an array of
     x's shape filled by assignment, which broadcasts in C (xp.broadcast_to costs microseconds)."""
     axes = _reduce_axes(x.ndim, dim, reduce_all)
-    g = reshape(xp, dout, tuple(1 if i in axes else d for i, d in enumerate(x.shape)))
+    g = reshape(xp, dout, _kept_shape(x, axes))
     if mean:
         g = g / scalar(xp, x, prod(x.shape[i] for i in axes))
     out = xp.empty(x.shape, dtype=g.dtype)
@@ -76,20 +81,24 @@ def _reduce_mean_grad(xp, x, dout, *, dim, keep_dim, reduce_all):
 
 
 _REDUCE_ATTRS = {"dim": [0], "keep_dim": False, "reduce_all": False}
-for _name, _fwd, _bwd in (
-    ("reduce_sum", _reduce_sum, _reduce_sum_grad),
-    ("reduce_mean", _reduce_mean, _reduce_mean_grad),
-):
+
+
+def _register_reduction(name: str, forward, backward, grad_inputs=("X", "Out@GRAD")) -> None:
+    """A reduction op over `dim` (or everything) and its gradient op reading `grad_inputs`."""
     register_op(
-        _name,
+        name,
         inputs=("X",),
         outputs=("Out",),
         attrs=_REDUCE_ATTRS,
         infer_shape=_reduce_infer,
-        grad=make_grad_op(inputs=("X", "Out@GRAD"), outputs=("X@GRAD",)),
-        kernel=_fwd,
+        grad=make_grad_op(inputs=grad_inputs, outputs=("X@GRAD",)),
+        kernel=forward,
     )
-    register_op(_name + "_grad", inputs=("X", "Out@GRAD"), outputs=("X@GRAD",), attrs=_REDUCE_ATTRS, kernel=_bwd)
+    register_op(name + "_grad", inputs=grad_inputs, outputs=("X@GRAD",), attrs=_REDUCE_ATTRS, kernel=backward)
+
+
+_register_reduction("reduce_sum", _reduce_sum, _reduce_sum_grad)
+_register_reduction("reduce_mean", _reduce_mean, _reduce_mean_grad)
 
 
 def _extreme(fn: str):
@@ -101,8 +110,7 @@ def _extreme(fn: str):
 
 def _extreme_grad(xp, x, out, dout, *, dim, keep_dim, reduce_all):
     """dout to every element equal to the extreme (each of a tie gets all of it), as Paddle's kernel."""
-    axes = _reduce_axes(x.ndim, dim, reduce_all)
-    kept = tuple(1 if i in axes else d for i, d in enumerate(x.shape))
+    kept = _kept_shape(x, _reduce_axes(x.ndim, dim, reduce_all))
     hit = x == reshape(xp, out, kept)
     return xp.where(hit, reshape(xp, dout, kept), xp.zeros_like(x))
 
@@ -113,27 +121,14 @@ def _reduce_prod(xp, x, *, dim, keep_dim, reduce_all):
 
 def _reduce_prod_grad(xp, x, out, dout, *, dim, keep_dim, reduce_all):
     """dout * out / x, Paddle's formula (a zero element's gradient is not defined by it)."""
-    axes = _reduce_axes(x.ndim, dim, reduce_all)
-    kept = tuple(1 if i in axes else d for i, d in enumerate(x.shape))
+    kept = _kept_shape(x, _reduce_axes(x.ndim, dim, reduce_all))
     return reshape(xp, dout, kept) * reshape(xp, out, kept) / x
 
 
 _WITH_OUT = ("X", "Out", "Out@GRAD")
-for _name, _fwd, _bwd in (
-    ("reduce_max", _extreme("max"), _extreme_grad),
-    ("reduce_min", _extreme("min"), _extreme_grad),
-    ("reduce_prod", _reduce_prod, _reduce_prod_grad),
-):
-    register_op(
-        _name,
-        inputs=("X",),
-        outputs=("Out",),
-        attrs=_REDUCE_ATTRS,
-        infer_shape=_reduce_infer,
-        grad=make_grad_op(inputs=_WITH_OUT, outputs=("X@GRAD",)),
-        kernel=_fwd,
-    )
-    register_op(_name + "_grad", inputs=_WITH_OUT, outputs=("X@GRAD",), attrs=_REDUCE_ATTRS, kernel=_bwd)
+_register_reduction("reduce_max", _extreme("max"), _extreme_grad, _WITH_OUT)
+_register_reduction("reduce_min", _extreme("min"), _extreme_grad, _WITH_OUT)
+_register_reduction("reduce_prod", _reduce_prod, _reduce_prod_grad, _WITH_OUT)
 
 
 def _logical_reduce_infer(ctx: InferContext) -> None:
