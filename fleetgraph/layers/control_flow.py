@@ -236,11 +236,7 @@ def switch_case(branch_index, branch_fns, default=None, name=None):
         fns, default = fns[:-1], fns[-1][1]
     elif not callable(default):
         raise TypeError("The default in switch_case must be callable.")
-    pairs = [(equal(branch_index, fill_constant([1], "int64", key)), fn) for key, fn in fns]
-    fn = default
-    for pred, true_fn in reversed(pairs):
-        fn = partial(cond, pred, true_fn, fn)
-    return fn()
+    return case([(equal(branch_index, fill_constant([1], "int64", key)), fn) for key, fn in fns], default)
 
 
 class Switch:

@@ -5,9 +5,9 @@ docstring names the Paddle 2.0 function that builds the same op, where one does.
 from __future__ import annotations
 
 from ..dygraph.dispatch import bind
-from ..ir.dtypes import convert_dtype
 from ..ir.errors import FleetgraphError
 from .helper import LayerHelper
+from .tensor_shape import fill_like
 
 
 def expand_as(x, target_tensor, name=None):
@@ -26,11 +26,9 @@ def full_like(input, fill_value, out=None, dtype=None, device=None, stop_gradien
     """A tensor of input's shape filled with fill_value, of dtype (else input's): fill_any_like,
     as Paddle 2.0's paddle.full_like. `device` is accepted for Paddle's signature; the executor's
     place decides where it runs."""
-    attrs = {"value": float(fill_value), "dtype": "" if dtype is None else convert_dtype(dtype)}
     if out is not None:
-        bind("fill_any_like", {"X": [input]}, attrs, {"Out": [out]})
-        return out
-    result = bind("fill_any_like", {"X": [input]}, attrs, dtype=attrs["dtype"] or None, name=name)
+        return fill_like(input, fill_value, out, dtype)
+    result = fill_like(input, fill_value, dtype=dtype, name=name)
     result.stop_gradient = stop_gradient
     return result
 

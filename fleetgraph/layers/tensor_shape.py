@@ -54,21 +54,24 @@ def range(start, end, step, dtype, name=None):  # noqa: A001 (Paddle's name)
     return bind("range", {"Start": [bounds[0]], "End": [bounds[1]], "Step": [bounds[2]]}, dtype=dtype, name=name)
 
 
-def _filled_like(value):
-    def layer(x, out=None, dtype=None, name=None):
-        attrs = {"value": float(value), "dtype": "" if dtype is None else convert_dtype(dtype)}
-        if out is None:
-            return bind("fill_any_like", {"X": [x]}, attrs, dtype=attrs["dtype"] or None, name=name)
-        bind("fill_any_like", {"X": [x]}, attrs, {"Out": [out]})
-        return out
+def fill_like(x, value, out=None, dtype=None, name=None):
+    """`value` in the shape of x, of `dtype` (else x's): the fill_any_like op the *_like functions
+    share (`out`: an existing variable to fill)."""
+    attrs = {"value": float(value), "dtype": "" if dtype is None else convert_dtype(dtype)}
+    if out is None:
+        return bind("fill_any_like", {"X": [x]}, attrs, dtype=attrs["dtype"] or None, name=name)
+    bind("fill_any_like", {"X": [x]}, attrs, {"Out": [out]})
+    return out
 
-    return layer
+
+def zeros_like(x, out=None, dtype=None, name=None):
+    """Zeros shaped as x (`out`: an existing variable to fill)."""
+    return fill_like(x, 0.0, out, dtype, name)
 
 
-zeros_like = _filled_like(0.0)
-zeros_like.__name__, zeros_like.__doc__ = "zeros_like", "Zeros shaped as x (`out`: an existing variable to fill)."
-ones_like = _filled_like(1.0)
-ones_like.__name__, ones_like.__doc__ = "ones_like", "Ones shaped as x (`out`: an existing variable to fill)."
+def ones_like(x, out=None, dtype=None, name=None):
+    """Ones shaped as x (`out`: an existing variable to fill)."""
+    return fill_like(x, 1.0, out, dtype, name)
 
 
 def gather_nd(input, index, name=None):
