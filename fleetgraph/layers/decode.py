@@ -225,7 +225,7 @@ def _time_to_batch_major(x):
 def _finish(decoder, outputs, states, lengths, output_time_major, return_length):
     try:
         outputs, states = decoder.finalize(outputs, states, lengths)
-    except NotImplementedError:
+    except NotImplementedError:  # finalize is optional (Paddle's): the stacked outputs are the result
         pass
     if not output_time_major:
         outputs = map_structure(_time_to_batch_major, outputs)
