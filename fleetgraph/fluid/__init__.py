@@ -22,7 +22,22 @@ from ..param_attr import ParamAttr, WeightNormParamAttr
 from ..static import BuildStrategy, CompiledProgram, ExecutionStrategy, compiler, cpu_places
 from ..transpiler import DistributeTranspiler, DistributeTranspilerConfig
 from ..transpiler.backward import gradients
-from . import backward, core, framework, io, layers, nets, optimizer, transpiler
+from . import (
+    backward,
+    core,
+    data_feeder,
+    dataset,
+    dygraph,
+    executor,
+    framework,
+    io,
+    layers,
+    metrics,
+    nets,
+    optimizer,
+    reader,
+    transpiler,
+)
 from .parallel_executor import ParallelExecutor
 
 
@@ -54,24 +69,30 @@ __all__ = [
     "clip",
     "compiler",
     "core",
-    "framework",
     "cpu_places",
     "create_lod_tensor",
     "create_random_int_lodtensor",
     "data",
+    "data_feeder",
+    "dataset",
     "default_main_program",
     "default_startup_program",
+    "dygraph",
     "embedding",
+    "executor",
+    "framework",
     "global_scope",
     "gradients",
     "initializer",
     "io",
     "is_compiled_with_cuda",
     "layers",
+    "metrics",
+    "name_scope",
     "nets",
     "optimizer",
-    "name_scope",
     "program_guard",
+    "reader",
     "regularizer",
     "scope_guard",
     "transpiler",

@@ -335,3 +335,43 @@ __all__ = [
     "where",
     "zeros",
 ]
+
+# families that list their own public names
+from . import (  # noqa: E402
+    conv_nd,
+    creation,
+    ctc,
+    indexing,
+    losses,
+    normalization,
+    pointwise,
+    products,
+    projection,
+    rearrange,
+    resize,
+)
+from .conv_nd import *  # noqa: E402,F401,F403
+from .creation import *  # noqa: E402,F401,F403
+from .ctc import *  # noqa: E402,F401,F403
+from .indexing import *  # noqa: E402,F401,F403
+from .losses import *  # noqa: E402,F401,F403
+from .normalization import *  # noqa: E402,F401,F403
+from .pointwise import *  # noqa: E402,F401,F403
+from .products import *  # noqa: E402,F401,F403
+from .projection import *  # noqa: E402,F401,F403
+from .rearrange import *  # noqa: E402,F401,F403
+from .resize import *  # noqa: E402,F401,F403
+
+__all__ += [
+    *pointwise.__all__,
+    *creation.__all__,
+    *products.__all__,
+    *indexing.__all__,
+    *rearrange.__all__,
+    *normalization.__all__,
+    *projection.__all__,
+    *conv_nd.__all__,
+    *resize.__all__,
+    *losses.__all__,
+    *ctc.__all__,
+]

@@ -1,0 +1,3 @@
+"""Layer functions over the ops of ops/indexing.py."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""Layer functions over the ops of ops/losses.py."""
+
+__all__: list[str] = []

@@ -1,0 +1,3 @@
+"""Layer functions over the ops of ops/projection.py."""
+
+__all__: list[str] = []

@@ -1,0 +1,1 @@
+"""Transposed and 3-D convolutions and 3-D/adaptive pooling."""

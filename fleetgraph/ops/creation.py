@@ -1,0 +1,1 @@
+"""Tensor creation: ranges, identity and diagonal matrices, triangles, grids and random tensors."""

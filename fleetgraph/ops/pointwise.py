@@ -1,0 +1,1 @@
+"""Pointwise activations with parameters and unary math beyond the basic ones."""

@@ -1,0 +1,1 @@
+"""Products and distances: dot, bmm, addmm, kron, cross, trace, dist."""

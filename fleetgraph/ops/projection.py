@@ -1,0 +1,1 @@
+"""Feature projections over sequences and pairs: bilinear_tensor_product, row_conv, im2sequence, position encoding."""

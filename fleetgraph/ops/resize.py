@@ -1,0 +1,1 @@
+"""Resizing and resampling images: interpolate and its spellings, affine_grid, grid_sampler."""

@@ -1,0 +1,1 @@
+"""Registry cases for the ops of ops/resize.py."""
