@@ -11,14 +11,22 @@ transpiler leaves the clip ops on the trainer."""
 from __future__ import annotations
 
 import numbers
+import warnings
 
+from . import layers  # noqa: F401  (Paddle's clip module re-exports fluid.layers)
 from .dygraph.dispatch import bind
 from .ir import FleetgraphError, FleetgraphTypeError, name_scope
-from .ir.program import Variable
+from .ir.framework import default_main_program
+from .ir.program import OpRole, Parameter, Variable
 from .layers.math import elementwise_div, elementwise_max, elementwise_mul, reduce_sum, sqrt, square, sums
 from .layers.tensor import fill_constant
+from .transpiler.backward import error_clip_callback
 
 __all__ = [
+    "ErrorClipByValue",
+    "append_gradient_clip_ops",
+    "error_clip_callback",
+    "set_gradient_clip",
     "ClipGradBase",
     "ClipGradByGlobalNorm",
     "ClipGradByNorm",
@@ -136,3 +144,65 @@ GradientClipByValue, GradientClipByNorm, GradientClipByGlobalNorm = (
     ClipGradByNorm,
     ClipGradByGlobalNorm,
 )
+
+
+class ErrorClipByValue:
+    """Clip the gradient flowing back through one variable into [min, max] (min defaults to -max),
+    as Paddle's: set it with `var._set_error_clip(...)` before `append_backward`, which then clips
+    after each gradient op that writes that variable's gradient (`error_clip_callback`)."""
+
+    def __init__(self, max, min=None) -> None:
+        self.max = float(max)
+        self.min = -self.max if min is None else float(min)
+        if self.min > self.max:
+            raise FleetgraphError(f"ErrorClipByValue: expected min <= max, got min={self.min} max={self.max}")
+
+    def __str__(self) -> str:
+        return f"ByValue, min={self.min:f}, max={self.max:f}"
+
+
+def set_gradient_clip(clip, param_list=None, program=None) -> None:
+    """Clip the gradients of `param_list` (parameters or their names; default every parameter of
+    `program`) with `clip` when an optimizer without its own `grad_clip` minimizes, as Paddle's
+    (deprecated there too: prefer the optimizer's `grad_clip`, which wins where both are set)."""
+    warnings.warn(
+        "Caution! 'set_gradient_clip' is not recommended and may be deprecated in future! We recommend "
+        "a new strategy: set 'grad_clip' when initializing the 'optimizer'.",
+        stacklevel=2,
+    )
+    if not isinstance(clip, ClipGradBase):
+        raise FleetgraphTypeError(f"set_gradient_clip: clip expected a GradientClipBy* instance, got {clip!r}")
+    program = program or default_main_program()
+    block = program.global_block()
+    if any(op.attrs.get("op_role", 0) & OpRole.Optimize for op in block.ops):
+        warnings.warn(
+            "'minimize' has been invoked before, this will make 'set_gradient_clip' be ineffective! "
+            "Please invoke 'set_gradient_clip' before 'minimize'.",
+            stacklevel=2,
+        )
+    params = (
+        program.all_parameters()
+        if param_list is None
+        else [block.var(p) if isinstance(p, str) else p for p in param_list]
+    )
+    for param in params:
+        if not isinstance(param, Parameter):
+            raise FleetgraphTypeError(
+                f"set_gradient_clip: param_list expected parameters or their names, got {param!r}"
+            )
+        param.gradient_clip_attr = clip
+
+
+def append_gradient_clip_ops(params_grads):
+    """Clip each gradient by its parameter's `gradient_clip_attr` (set_gradient_clip): the parameters
+    that share one clip are clipped together (one global norm), the others pass unchanged."""
+    groups: dict[int, tuple[ClipGradBase, list[int]]] = {}
+    for i, (param, grad) in enumerate(params_grads):
+        clip = getattr(param, "gradient_clip_attr", None)
+        if clip is not None and grad is not None:
+            groups.setdefault(id(clip), (clip, []))[1].append(i)
+    out = list(params_grads)
+    for clip, indexes in groups.values():
+        for i, pair in zip(indexes, clip([params_grads[i] for i in indexes])):
+            out[i] = pair
+    return out

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
+from . import absent
+from .dygraph.mode import in_dygraph_mode  # noqa: F401  (re-exported as Paddle's module does)
+from .ir import unique_name  # noqa: F401
 from .ir.program import Block, Variable
+from .ops.tensor import VALUE_ATTRS
 
 
 def _fans(shape) -> tuple[int, int]:
@@ -112,18 +118,89 @@ class Xavier(Initializer):
         return self._random_op(block, var, "gaussian_random", mean=0.0, std=math.sqrt(2.0 / (f_in + f_out)))
 
 
-class MSRA(Initializer):
-    """He/Kaiming: uniform in +-sqrt(6 / fan_in), or normal with std sqrt(2 / fan_in)."""
+def calculate_gain(nonlinearity: str, param=None) -> float:
+    """The gain an initializer's scale is multiplied by for a nonlinearity, as Paddle's
+    `paddle.nn.initializer.calculate_gain` (leaky_relu's negative slope defaults to 0.01)."""
+    gains = {
+        "sigmoid": 1.0,
+        "linear": 1.0,
+        "conv1d": 1.0,
+        "conv2d": 1.0,
+        "conv3d": 1.0,
+        "conv1d_transpose": 1.0,
+        "conv2d_transpose": 1.0,
+        "conv3d_transpose": 1.0,
+        "tanh": 5.0 / 3,
+        "relu": math.sqrt(2.0),
+        "selu": 3.0 / 4,
+    }
+    if nonlinearity == "leaky_relu":
+        slope = 0.01 if param is None else float(param)
+        return math.sqrt(2.0 / (1 + slope**2))
+    if nonlinearity not in gains:
+        raise ValueError(
+            f"calculate_gain: nonlinearity; expected one of {sorted([*gains, 'leaky_relu'])}, got {nonlinearity!r}"
+        )
+    return gains[nonlinearity]
 
-    def __init__(self, uniform: bool = True, fan_in=None, seed: int = 0, negative_slope: float = 0.0) -> None:
+
+class MSRA(Initializer):
+    """He/Kaiming: uniform in +-gain * sqrt(3 / fan_in), or normal with std gain / sqrt(fan_in), the
+    gain that of `nonlinearity` (relu's sqrt(2) by default: +-sqrt(6 / fan_in), std sqrt(2 / fan_in))."""
+
+    def __init__(
+        self, uniform: bool = True, fan_in=None, seed: int = 0, negative_slope: float = 0.0, nonlinearity="relu"
+    ) -> None:
         self.uniform, self.fan_in, self.seed = uniform, fan_in, int(seed)
+        self.gain = calculate_gain(nonlinearity, negative_slope)
 
     def append_init_op(self, var, block):
         f_in = self.fan_in or _fans(var.shape)[0]
         if self.uniform:
-            limit = math.sqrt(6.0 / f_in)
+            limit = self.gain * math.sqrt(3.0 / f_in)
             return self._random_op(block, var, "uniform_random", min=-limit, max=limit)
-        return self._random_op(block, var, "gaussian_random", mean=0.0, std=math.sqrt(2.0 / f_in))
+        return self._random_op(block, var, "gaussian_random", mean=0.0, std=self.gain / math.sqrt(f_in))
+
+
+class Bilinear(Initializer):
+    """Weights of a conv2d_transpose [C_out, C_in, K, K] that upsample by bilinear interpolation, as
+    Paddle's BilinearInitializer, including its row index (i / K) % K taken in true division."""
+
+    def append_init_op(self, var, block):
+        shape = list(var.shape)
+        if len(shape) != 4 or shape[2] != shape[3]:
+            raise ValueError(f"Bilinear: expected a [C_out, C_in, K, K] parameter, got shape {shape} for {var.name!r}")
+        size = shape[3]
+        f = math.ceil(size / 2.0)
+        c = (2 * f - 1 - f % 2) / (2.0 * f)
+        count = math.prod(shape)
+        if count > 1024 * 1024:
+            raise ValueError(f"Bilinear: {var.name!r} has {count} elements; expected at most 1024 * 1024")
+        values = [(1 - abs(i % size / f - c)) * (1 - abs((i / size) % size / f - c)) for i in range(count)]
+        return NumpyArrayInitializer(values, shape).append_init_op(var, block)
+
+
+class NumpyArrayInitializer(Initializer):
+    """A parameter set to a given array (its shape must be the parameter's), by one assign_value op."""
+
+    def __init__(self, value, shape=None) -> None:
+        self.value = np.asarray(value)
+        self.shape = list(self.value.shape if shape is None else shape)
+
+    def append_init_op(self, var, block):
+        if math.prod(self.shape) != math.prod(var.shape):
+            raise ValueError(
+                f"NumpyArrayInitializer: {var.name!r} has shape {list(var.shape)}; got a value of shape {self.shape}"
+            )
+        return block.append_op(
+            "assign_value",
+            outputs={"Out": [var]},
+            attrs={
+                "shape": list(var.shape),
+                "dtype": var.dtype,
+                VALUE_ATTRS[var.dtype]: np.asarray(self.value, dtype=var.dtype).reshape(-1).tolist(),
+            },
+        )
 
 
 # Paddle 2.x names that paddle.nn.initializer re-exports (same arguments in both namespaces).
@@ -136,14 +213,17 @@ def XavierNormal(fan_in=None, fan_out=None, name=None):
 
 
 def KaimingUniform(fan_in=None, negative_slope=0.0, nonlinearity="relu", name=None):
-    return MSRA(True, fan_in)
+    return MSRA(True, fan_in, negative_slope=negative_slope, nonlinearity=nonlinearity)
 
 
 def KaimingNormal(fan_in=None, negative_slope=0.0, nonlinearity="relu", name=None):
-    return MSRA(False, fan_in)
+    return MSRA(False, fan_in, negative_slope=negative_slope, nonlinearity=nonlinearity)
 
 
 # Fluid 1.x short names (`fluid.initializer.Normal(loc, scale, seed)`); paddle.nn.initializer has
 # its own classes with the 2.x arguments (`Normal(mean, std, name)`).
 Constant, Uniform, Normal = ConstantInitializer, UniformInitializer, NormalInitializer
 TruncatedNormal, XavierInitializer, MSRAInitializer = TruncatedNormalInitializer, Xavier, MSRA
+BilinearInitializer = Bilinear
+
+__getattr__ = absent.getattr_for(__name__)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .dygraph.mode import in_dygraph_mode  # noqa: F401  (re-exported as Paddle's module does)
 from .ir import unique_name
 from .ir.program import Block, Parameter, Variable, VarType
 
@@ -44,3 +45,18 @@ class L1Decay(WeightDecayRegularizer):
 
 
 L2DecayRegularizer, L1DecayRegularizer = L2Decay, L1Decay
+
+
+def append_regularization_ops(parameters_and_grads, regularization=None) -> list:
+    """(param, regularized grad) for each pair, by the parameter's own regularizer or else
+    `regularization`, its ops tagged optimize ops of the pair, as Paddle's; a pair with no gradient
+    or no regularizer passes unchanged."""
+    out = []
+    for param, grad in parameters_and_grads:
+        regularizer = getattr(param, "regularizer", None) or regularization
+        if grad is None or regularizer is None:
+            out.append((param, grad))
+            continue
+        with param.block.program._optimized_guard([param, grad]):
+            out.append((param, regularizer.append_regularization_ops(grad.block, param, grad)))
+    return out

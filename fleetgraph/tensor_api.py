@@ -198,5 +198,13 @@ _TENSOR_METHODS = {
     # x.mean() is paddle.mean(x), as Paddle's Tensor methods are
     **{f.__name__: f for f in (abs, exp, flatten, log, matmul, mean, reshape, sqrt, square, sum, tanh, transpose)},
 }
-for _name, _function in _TENSOR_METHODS.items():
-    setattr(Tensor, _name, _function)
+
+
+def monkey_patch_varbase() -> None:
+    """Give the eager Tensor its operators and methods (done on import; again is harmless), as
+    Paddle's `fluid.monkey_patch_varbase`."""
+    for name, function in _TENSOR_METHODS.items():
+        setattr(Tensor, name, function)
+
+
+monkey_patch_varbase()

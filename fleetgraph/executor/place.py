@@ -6,6 +6,8 @@ CPU never needs it.
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from ..ir import FleetgraphError
@@ -84,3 +86,27 @@ def _import_cupy():
     except Exception as e:  # a CuPy wheel for another CUDA fails at import with its own errors
         return None, f"importing it failed: {type(e).__name__}: {e}"
     return cupy, None
+
+
+class CUDAPinnedPlace(Place):
+    """Page-locked host memory for copies to a GPU: like CUDAPlace, making one where no GPU can be
+    used is the error, saying why."""
+
+    def __init__(self) -> None:
+        raise PlaceError(f"CUDAPinnedPlace(): {_gpu_problem(0)}; use CPUPlace()")
+
+
+def cuda_places(device_ids=None) -> list:
+    """One CUDAPlace per id (default: FLAGS_selected_gpus, else GPU 0), as Paddle's `cuda_places`;
+    where no GPU can be used, CUDAPlace's error says why."""
+    if device_ids is None:
+        selected = os.getenv("FLAGS_selected_gpus", "")
+        device_ids = [int(i) for i in selected.split(",") if i.strip()] or [0]
+    elif not isinstance(device_ids, (list, tuple)):
+        device_ids = [device_ids]
+    return [CUDAPlace(i) for i in device_ids]
+
+
+def cuda_pinned_places(device_count=None) -> list:
+    """device_count CUDAPinnedPlaces (default: CPU_NUM's count), as Paddle's."""
+    return [CUDAPinnedPlace() for _ in range(device_count or int(os.getenv("CPU_NUM", "1")))]

@@ -17,6 +17,7 @@ from .errors import (
 from .framework import (
     default_main_program,
     default_startup_program,
+    device_guard,
     name_scope,
     program_guard,
     switch_main_program,
@@ -57,6 +58,7 @@ __all__ = [
     "default_startup_program",
     "get_op_def",
     "load_arrays",
+    "device_guard",
     "name_scope",
     "load_program",
     "make_grad_op",

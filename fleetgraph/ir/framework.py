@@ -57,3 +57,21 @@ def name_scope(prefix: str | None = None):
         yield
     finally:
         program._op_namescope = saved
+
+
+@contextlib.contextmanager
+def device_guard(device: str | None = None):
+    """Ops appended inside carry op_device `device` ('cpu', 'gpu' or 'gpu:N'), as Paddle's
+    `fluid.device_guard`. As in Paddle's CPU build, an op marked 'gpu' runs on the program's place
+    when no GPU kernels can run; the attr is kept so passes and dumps see the intended placement."""
+    if device not in ("cpu", "gpu", "", None) and not (
+        isinstance(device, str) and device.startswith("gpu:") and device[4:].isdigit()
+    ):
+        raise ValueError(f"device_guard: device; expected 'cpu', 'gpu', 'gpu:N', '' or None, got {device!r}")
+    program = default_main_program()
+    saved = program._op_device
+    program._op_device = device or ""
+    try:
+        yield
+    finally:
+        program._op_device = saved

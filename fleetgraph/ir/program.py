@@ -86,10 +86,15 @@ class Variable:
         self.stop_gradient = bool(stop_gradient)
         self.is_data = bool(is_data)
         self.need_check_feed = bool(need_check_feed)  # fluid.data / static.data: feeds checked against the shape
+        self.error_clip = None  # fluid.clip.ErrorClipByValue: clips this variable's gradient in backward
 
     @property
     def ndim(self) -> int:
         return len(self.shape)
+
+    def _set_error_clip(self, error_clip) -> None:
+        """Clip the gradient flowing back through this variable (fluid.clip.ErrorClipByValue)."""
+        self.error_clip = error_clip
 
     def to_string(self, throw_on_error: bool = False, with_details: bool = False) -> str:
         kind = "persist " if self.persistable else ""
@@ -365,6 +370,8 @@ class Block:
         merged.update(op_role=int(self.program._op_role), op_role_var=list(self.program._op_role_var))
         if self.program._op_namescope != "/":
             merged["op_namescope"] = self.program._op_namescope
+        if self.program._op_device:
+            merged["op_device"] = self.program._op_device
         for k, v in (attrs or {}).items():
             if k not in opdef.attrs and k not in COMMON_ATTRS:
                 raise unknown("attr", k, list(opdef.attrs) + list(COMMON_ATTRS), where=type)
@@ -406,6 +413,7 @@ class Program:
         self._op_role = OpRole.Forward
         self._op_role_var: list[str] = []
         self._op_namescope = "/"
+        self._op_device = ""  # set by device_guard
         self.lr_scheduler = None  # a paddle.optimizer.lr scheduler whose rate the executor sets each run
         # a transpiled role's plan as data (transpiler.ps_plan.RolePlan): who holds which block
         self.dist_plan: Any = None

@@ -7,7 +7,7 @@ import numbers
 
 import numpy as np
 
-from ..clip import ClipGradBase
+from ..clip import ClipGradBase, append_gradient_clip_ops
 from ..dygraph.dispatch import EagerProgram
 from ..dygraph.mode import eager_guard, no_grad
 from ..dygraph.tensor import Tensor
@@ -187,8 +187,11 @@ class Optimizer:
         block = update_block(program)
         start = len(block.ops)
         params_grads = sorted(params_grads, key=lambda pg: pg[0].name)  # Paddle's order
-        if self._grad_clip is not None:  # clipping first, then regularization, as Paddle's
+        # clipping first, then regularization, as Paddle's; set_gradient_clip's where no grad_clip
+        if self._grad_clip is not None:
             params_grads = self._grad_clip(params_grads)
+        else:
+            params_grads = append_gradient_clip_ops(params_grads)
         for param, grad in params_grads:
             with program._optimized_guard([param, grad]):
                 regularizer = param.regularizer or self.regularization

@@ -12,15 +12,7 @@ from ..store.persistence import static_load_inference_model as load_inference_mo
 from ..store.persistence import static_save_inference_model as save_inference_model
 from ..transpiler.backward import append_backward, gradients
 from . import nn
-from .compiler import BuildStrategy, CompiledProgram, ExecutionStrategy
-
-
-def cpu_places(device_count=None):
-    """device_count CPU places (default: CPU_NUM's count, as Paddle's)."""
-    from ..executor.parallel import cpu_num
-
-    return [CPUPlace()] * (device_count or cpu_num())
-
+from .compiler import BuildStrategy, CompiledProgram, ExecutionStrategy, cpu_places
 
 __all__ = [
     "Print",

@@ -5,9 +5,15 @@ from __future__ import annotations
 
 import enum
 
+from .. import compat as cpt  # noqa: F401  (Paddle's compiler module re-exports these)
 from ..executor.parallel import DataParallel, cpu_num
-from ..executor.place import CUDAPlace
+from ..executor.place import CPUPlace, CUDAPlace, cuda_places  # noqa: F401
 from ..ir import FleetgraphError, FleetgraphTypeError, Program
+
+
+def cpu_places(device_count=None) -> list:
+    """device_count CPU places (default: CPU_NUM's count, as Paddle's)."""
+    return [CPUPlace()] * (device_count or cpu_num())
 
 
 class BuildStrategy:

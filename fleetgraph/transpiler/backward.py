@@ -43,6 +43,10 @@ def append_backward(
 ) -> list[tuple[Parameter, Variable]]:
     """Append the gradient ops of `loss` to its block; returns (parameter, gradient) pairs.
 
+    Each callback is called as `callback(block=, context=)` after each gradient op is appended, the
+    context mapping each gradient name to its forward variable's, as Paddle's; `error_clip_callback`
+    (a variable's `error_clip`) is always among them.
+
     A loss built inside a sub-block gets its gradient ops in a new block, as Paddle does: a sibling
     of the loss's block (same parent) whose forward block is the loss's, left as the current block
     so that the optimizer's ops follow them there.
@@ -57,8 +61,18 @@ def append_backward(
     if block.idx != 0:
         target = block.program._create_block(parent_idx=block.parent_idx)
         target.forward_block_idx = block.idx
+    callbacks = list(callbacks or [])
+    if error_clip_callback not in callbacks:  # as Paddle's: error clips always apply
+        callbacks.append(error_clip_callback)
     grads = _append_grad_ops(
-        block, [loss], sources, _names(no_grad_set), False, target=target, checkpoints=_names(checkpoints)
+        block,
+        [loss],
+        sources,
+        _names(no_grad_set),
+        False,
+        target=target,
+        checkpoints=_names(checkpoints),
+        callbacks=callbacks,
     )
     pairs = [(p, target.var(grads[p.name])) for p in params if p.name in grads]
     _tag_param_grads(target, pairs)
@@ -84,6 +98,7 @@ def _append_grad_ops(
     leaves_need_grad: bool,
     target: Block | None = None,
     checkpoints: set[str] | None = None,
+    callbacks: list = (),
 ):
     """Gradient ops of `targets` over `block`'s forward ops, appended to `target` (default `block`);
     with `checkpoints`, forward segments between them are recomputed in the backward pass."""
@@ -139,7 +154,7 @@ def _append_grad_ops(
     # step 4: unique names for repeated writes, sums before reads; zeros for gradients never written
     descs, _ = _accumulate(seeds + descs, target)
     # step 5: variables and ops
-    _append_descs(target, descs)
+    _append_descs(target, descs, callbacks)
     produced = {n for d in descs for names in d["outputs"].values() for n in names if n}
     return {_forward_name(g): g for g in produced if g.endswith(GRAD) and _forward_name(g) in sources}
 
@@ -289,16 +304,31 @@ def _floating(var: Variable) -> bool:
     return var.dtype in ("float16", "bfloat16", "float32", "float64")
 
 
-def _append_descs(target: Block, descs: list[dict]) -> None:
+def _append_descs(target: Block, descs: list[dict], callbacks=()) -> None:
     """Create the gradient variables the descs name (shaped as their forward variables) and append
-    the ops under op_role Backward."""
+    the ops under op_role Backward, calling the callbacks after each."""
+    grad_to_var: dict[str, str] = {}
     with target.program._backward_role_guard():
         for desc in descs:
             for names in list(desc["inputs"].values()) + list(desc["outputs"].values()):
                 for name in names:
                     if name and not target._find_var_recursive(name):
                         _create_grad_var(target, name, target.var_recursive(_forward_name(name)))
-            target.append_op(desc["type"], desc["inputs"], _kept_outputs(target, desc), desc["attrs"])
+            op = target.append_op(desc["type"], desc["inputs"], _kept_outputs(target, desc), desc["attrs"])
+            grad_to_var.update({n: _forward_name(n) for n in op.output_arg_names if GRAD in n})
+            for callback in callbacks:
+                callback(block=target, context=grad_to_var)
+
+
+def error_clip_callback(block: Block, context: dict[str, str]) -> None:
+    """After a gradient op: clip each gradient it wrote whose forward variable has an `error_clip`
+    (fluid.clip.ErrorClipByValue) into [min, max], in place, as Paddle's `error_clip_callback`."""
+    op = block.ops[-1]
+    for grad in [n for n in op.output_arg_names if n in context]:
+        fwd = block._find_var_recursive(context[grad])
+        clip = getattr(fwd, "error_clip", None)
+        if clip is not None:
+            block.append_op("clip", {"X": [grad]}, {"Out": [grad]}, {"min": clip.min, "max": clip.max})
 
 
 def _create_grad_var(block: Block, name: str, fwd: Variable, **kw) -> None:

@@ -37,6 +37,14 @@ from .strategy_compiler import transpiler_config
 from .util import UtilBase
 
 
+class Mode:
+    """Which kind of training a Fluid 1.x fleet runs (`fleet_base.Mode`)."""
+
+    TRANSPILER = 1
+    PSLIB = 2
+    COLLECTIVE = 3
+
+
 class Fleet:
     """One per process (`fleet.fleet`); `fleet.init(...)` starts it afresh."""
 
@@ -321,4 +329,4 @@ class DistributedOptimizer:
         return getattr(self.inner_opt, name)
 
 
-__all__ = ["DistributedOptimizer", "DistributedStrategy", "Fleet"]
+__all__ = ["DistributedOptimizer", "DistributedStrategy", "Fleet", "Mode"]

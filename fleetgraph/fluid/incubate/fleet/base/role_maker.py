@@ -1,6 +1,7 @@
 """`fluid.incubate.fleet.base.role_maker`: the same role makers as `fleetgraph.distributed.fleet`, and
 Fluid 1.x's collective one."""
 
+from fleetgraph import absent
 from fleetgraph.distributed.fleet.base.role_maker import (
     MPISymetricRoleMaker,
     PaddleCloudRoleMaker,
@@ -18,6 +19,8 @@ class UserDefinedCollectiveRoleMaker(UserDefinedRoleMaker):
         count = len(worker_endpoints.split(",") if isinstance(worker_endpoints, str) else worker_endpoints or [])
         super().__init__(current_id, Role.WORKER, count or 1, worker_endpoints=worker_endpoints, is_collective=True)
 
+
+__getattr__ = absent.getattr_for(__name__)
 
 __all__ = [
     "MPISymetricRoleMaker",

@@ -2,8 +2,14 @@
 training with `fleet.init(role_maker.PaddleCloudRoleMaker(is_collective=True))`; `CollectiveOptimizer`
 is what its `distributed_optimizer` returns (Fluid 1.x's name)."""
 
+from fleetgraph import absent
 from fleetgraph.distributed.fleet import DistributedStrategy, fleet
-from fleetgraph.distributed.fleet.base.fleet_base import DistributedOptimizer
+from fleetgraph.distributed.fleet.base.fleet_base import DistributedOptimizer, Fleet, Mode
+from fleetgraph.distributed.fs_wrapper import LocalFS
+from fleetgraph.executor import Executor
+from fleetgraph.fluid.parallel_executor import ParallelExecutor
+from fleetgraph.ir import Program
+from fleetgraph.static import CompiledProgram, compiler
 
 
 class CollectiveOptimizer(DistributedOptimizer):
@@ -13,4 +19,18 @@ class CollectiveOptimizer(DistributedOptimizer):
         super().__init__(fleet, optimizer, strategy if strategy is not None else DistributedStrategy())
 
 
-__all__ = ["CollectiveOptimizer", "DistributedStrategy", "fleet"]
+__getattr__ = absent.getattr_for(__name__)
+
+__all__ = [
+    "CollectiveOptimizer",
+    "CompiledProgram",
+    "DistributedStrategy",
+    "Executor",
+    "Fleet",
+    "LocalFS",
+    "Mode",
+    "ParallelExecutor",
+    "Program",
+    "compiler",
+    "fleet",
+]

@@ -1,0 +1,112 @@
+"""Paddle names fleetgraph does not have, each with the reason, and the error a script gets when it
+touches one.
+
+A package that lacks some of Paddle's names ends with `__getattr__ = absent.getattr_for(__name__)`:
+touching `fluid.layers.roi_align` then raises `NotInFleetgraph` naming the name and why, instead of
+an AttributeError that reads like a typo. The README's table of absent names is generated from
+`ABSENT` (`python -m fleetgraph.absent`), and the API coverage test checks the two agree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+DETECTION = "object-detection ops (anchors, ROI pooling, NMS) are outside fleetgraph's scope"
+PROTOBUF = "Paddle's protobuf descriptors; fleetgraph's programs and configs are JSON"
+CUSTOM_OPS = "fleetgraph's ops are Python declarations (fleetgraph.ir.register_op), there is no C++ op library to load"
+COMPLEX = "fleetgraph has no complex dtypes"
+
+TRAINER = (
+    "Paddle's internal descriptions of its C++ dataset trainers; fleetgraph's train_from_dataset runs its "
+    "threads (and calls a fetch_handler) itself"
+)
+NEVER_DEFINED = "listed in Paddle 1.8's fluid.__all__ but never defined there: Paddle raises AttributeError too"
+
+# Paddle's qualified name -> why fleetgraph does not have it
+ABSENT: dict[str, str] = {
+    **dict.fromkeys(["paddle.fluid.ComplexVariable", "paddle.fluid.framework.ComplexVariable"], COMPLEX),
+    **dict.fromkeys(
+        [
+            "paddle.fluid.framework_pb2",
+            "paddle.fluid.framework.framework_pb2",
+            "paddle.fluid.backward.framework_pb2",
+            "paddle.fluid.initializer.VarDesc",
+        ],
+        PROTOBUF,
+    ),
+    **dict.fromkeys(
+        ["paddle.fluid.DataFeedDesc", "paddle.fluid.data_feed_desc"],
+        "DataFeedDesc parses Paddle's protobuf text of a data feed; fleetgraph's Dataset takes its slots "
+        "(set_use_var) and batch size directly",
+    ),
+    **dict.fromkeys(
+        [
+            f"paddle.fluid.{name}"
+            for name in (
+                "DistMultiTrainer",
+                "MultiTrainer",
+                "PipelineTrainer",
+                "TrainerDesc",
+                "TrainerFactory",
+                "trainer_desc",
+                "FetchHandlerMonitor",
+                "executor.FetchHandlerMonitor",
+                "executor.TrainerFactory",
+            )
+        ],
+        TRAINER,
+    ),
+    **dict.fromkeys(["paddle.fluid.load_op_library", "paddle.fluid.framework.load_op_library"], CUSTOM_OPS),
+    "paddle.fluid.learning_rate_decay": NEVER_DEFINED,
+    "paddle.fluid.evaluator": (
+        "fluid.evaluator's program-side evaluators are deprecated in Paddle 1.8 for fluid.metrics, which fleetgraph has"
+    ),
+    "paddle.fluid.incubate.fleet.base.role_maker.GeneralRoleMaker": (
+        "its Gloo rendezvous through HDFS or a shared file system is not built; PaddleCloudRoleMaker reads "
+        "the same environment variables"
+    ),
+    "paddle.fluid.incubate.fleet.collective.BDFS": (
+        "an HDFS client driving the hadoop command line; fleetgraph saves to local (or mounted) paths"
+    ),
+    "paddle.fluid.incubate.fleet.parameter_server.distribute_transpiler.Communicator": (
+        "Paddle's Python handle on its C++ communicator thread; fleetgraph's trainers start and stop their "
+        "communicator inside fleet.init_worker() and fleet.stop_worker()"
+    ),
+    "paddle.fluid.optimizer.DGCMomentumOptimizer": (
+        "deep gradient compression for GPU all-reduce; Paddle's CPU build refuses it too"
+    ),
+    "paddle.fluid.optimizer.PipelineOptimizer": (
+        "pipeline parallelism (a PipelineTrainer running device_guard sections on several devices) is not built"
+    ),
+}
+
+
+class NotInFleetgraph(NotImplementedError):
+    """A Paddle name fleetgraph deliberately does not have."""
+
+
+def getattr_for(module: str) -> Callable[[str], object]:
+    """The module `__getattr__` that turns this module's absent Paddle names into NotInFleetgraph."""
+    prefix = "paddle" + module.removeprefix("fleetgraph") + "."
+
+    def __getattr__(name: str) -> object:
+        reason = ABSENT.get(prefix + name)
+        if reason is None:
+            raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        raise NotInFleetgraph(f"{prefix}{name} is not in fleetgraph: {reason}")
+
+    return __getattr__
+
+
+def readme_table() -> str:
+    """The README's table of absent names, grouped by reason."""
+    by_reason: dict[str, list[str]] = {}
+    for name, reason in sorted(ABSENT.items()):
+        by_reason.setdefault(reason, []).append(name)
+    rows = ["| Names | Why fleetgraph does not have them |", "|---|---|"]
+    rows += [f"| {', '.join(f'`{n}`' for n in names)} | {reason} |" for reason, names in by_reason.items()]
+    return "\n".join(rows)
+
+
+if __name__ == "__main__":
+    print(readme_table())
