@@ -1,3 +1,155 @@
-"""Layer functions over the ops of ops/normalization.py."""
+"""Layer functions over the ops of ops/normalization.py, with Paddle 1.8's signatures, parameters
+(created as `layers/nn.py` batch_norm creates its own) and defaults."""
 
-__all__: list[str] = []
+from __future__ import annotations
+
+from ..initializer import Constant
+from ..ir.dtypes import convert_dtype
+from ..ir.errors import FleetgraphError
+from ..ir.program import Variable
+from .helper import LayerHelper
+from .recurrent import _check_float
+
+__all__ = ["affine_channel", "group_norm", "instance_norm", "l2_normalize", "layer_norm", "lrn"]
+
+
+def _outputs(helper: LayerHelper, dtype, *stats: str) -> tuple:
+    """The layer's output, then one stop-gradient variable per saved statistic."""
+    out = helper.create_variable_for_type_inference(dtype)
+    return (out, *(helper.create_variable_for_type_inference(dtype, stop_gradient=True) for _ in stats))
+
+
+def _no_false(layer: str, arg: str, value) -> None:
+    if value is False:
+        raise FleetgraphError(
+            f"{layer}: {arg} is False; expected a ParamAttr, a name or None (the parameter is needed)"
+        )
+
+
+def layer_norm(
+    input,
+    scale=True,
+    shift=True,
+    begin_norm_axis=1,
+    epsilon=1e-05,
+    param_attr=None,
+    bias_attr=None,
+    act=None,
+    name=None,
+):
+    """Normalize over the dims from begin_norm_axis on, then a learned Scale (ones) and Bias (zeros)
+    of their product's size, where `scale` / `shift`."""
+    _check_float("layer_norm", "input", input)
+    if not 0 < begin_norm_axis < len(input.shape):
+        raise FleetgraphError(
+            f"layer_norm: begin_norm_axis expected 1 to {len(input.shape) - 1} for input of shape "
+            f"{list(input.shape)}, got {begin_norm_axis}"
+        )
+    helper = LayerHelper("layer_norm", name, inputs=input)
+    size = 1
+    for d in input.shape[begin_norm_axis:]:
+        size *= d
+    inputs = {"X": [input]}
+    if scale:
+        _no_false("layer_norm", "param_attr", param_attr)
+        inputs["Scale"] = [helper.create_parameter(param_attr, [size], input.dtype, default_initializer=Constant(1.0))]
+    if shift:
+        _no_false("layer_norm", "bias_attr", bias_attr)
+        inputs["Bias"] = [helper.create_parameter(bias_attr, [size], input.dtype, is_bias=True)]
+    out, mean, var = _outputs(helper, input.dtype, "Mean", "Variance")
+    helper.append_op(
+        "layer_norm",
+        inputs,
+        {"Y": [out], "Mean": [mean], "Variance": [var]},
+        {"epsilon": float(epsilon), "begin_norm_axis": int(begin_norm_axis)},
+    )
+    return helper.append_activation(out, act)
+
+
+def group_norm(input, groups, epsilon=1e-05, param_attr=None, bias_attr=None, act=None, data_layout="NCHW", name=None):
+    """Normalize each group of channels of each sample. As Paddle 1.8's, Scale and Bias exist only
+    where param_attr / bias_attr are given (a ParamAttr or a name): by default the result is unscaled."""
+    _check_float("group_norm", "input", input)
+    if data_layout not in ("NCHW", "NHWC"):
+        raise ValueError(f"group_norm: data_layout expected 'NCHW' or 'NHWC', got {data_layout!r}")
+    helper = LayerHelper("group_norm", name, inputs=input)
+    channels = input.shape[1] if data_layout == "NCHW" else input.shape[-1]
+    inputs = {"X": [input]}
+    if param_attr:
+        inputs["Scale"] = [
+            helper.create_parameter(param_attr, [channels], input.dtype, default_initializer=Constant(1.0))
+        ]
+    if bias_attr:
+        inputs["Bias"] = [helper.create_parameter(bias_attr, [channels], input.dtype, is_bias=True)]
+    out, mean, var = _outputs(helper, input.dtype, "Mean", "Variance")
+    helper.append_op(
+        "group_norm",
+        inputs,
+        {"Y": [out], "Mean": [mean], "Variance": [var]},
+        {"epsilon": float(epsilon), "groups": int(groups), "data_layout": data_layout},
+    )
+    return helper.append_activation(out, act)
+
+
+def instance_norm(input, epsilon=1e-05, param_attr=None, bias_attr=None, name=None):
+    """Normalize each channel of each sample over its spatial dims, then a learned per-channel Scale
+    (ones) and Bias (zeros)."""
+    _check_float("instance_norm", "input", input)
+    _no_false("instance_norm", "bias_attr", bias_attr)
+    helper = LayerHelper("instance_norm", name, inputs=input)
+    c = input.shape[1]
+    scale = helper.create_parameter(param_attr, [c], input.dtype, default_initializer=Constant(1.0))
+    bias = helper.create_parameter(bias_attr, [c], input.dtype, is_bias=True, default_initializer=Constant(0.0))
+    out, mean, inv_std = _outputs(helper, input.dtype, "SavedMean", "SavedVariance")
+    helper.append_op(
+        "instance_norm",
+        {"X": [input], "Scale": [scale], "Bias": [bias]},
+        {"Y": [out], "SavedMean": [mean], "SavedVariance": [inv_std]},
+        {"epsilon": float(epsilon)},
+    )
+    return out
+
+
+def l2_normalize(x, axis, epsilon=1e-12, name=None):
+    """x / sqrt(sum(x^2, axis) + epsilon), the norm op (axis 0 for a 1-D x, as Paddle's)."""
+    _check_float("l2_normalize", "x", x)
+    if len(x.shape) == 1:
+        axis = 0
+    helper = LayerHelper("l2_normalize", name, inputs=x)
+    out, norm = _outputs(helper, x.dtype, "Norm")
+    attrs = {"axis": 1 if axis is None else int(axis), "epsilon": float(epsilon)}
+    helper.append_op("norm", {"X": [x]}, {"Out": [out], "Norm": [norm]}, attrs)
+    return out
+
+
+def lrn(input, n=5, k=1.0, alpha=1e-4, beta=0.75, name=None, data_format="NCHW"):
+    """Local response normalization across channels: input / (k + alpha * sum of squares over the
+    n channels around each)^beta, on a 4-D float32 input."""
+    if not isinstance(input, Variable) or convert_dtype(input.dtype) != "float32":
+        raise TypeError(f"lrn: input expected a float32 variable, got {getattr(input, 'dtype', type(input).__name__)}")
+    if len(input.shape) != 4:
+        raise ValueError(f"lrn: input expected rank 4, got shape {list(input.shape)}")
+    if data_format not in ("NCHW", "NHWC"):
+        raise ValueError(f"lrn: data_format expected 'NCHW' or 'NHWC', got {data_format!r}")
+    helper = LayerHelper("lrn", name, inputs=input)
+    out, mid = _outputs(helper, input.dtype, "MidOut")
+    attrs = {"n": int(n), "k": float(k), "alpha": float(alpha), "beta": float(beta), "data_format": data_format}
+    helper.append_op("lrn", {"X": [input]}, {"Out": [out], "MidOut": [mid]}, attrs)
+    return out
+
+
+def affine_channel(x, scale=None, bias=None, data_layout="NCHW", name=None, act=None):
+    """x * scale + bias per channel (axis 1 for NCHW, the last for NHWC); scale and bias are the
+    caller's variables, of the channels' size."""
+    _check_float("affine_channel", "x", x)
+    for arg, value in (("scale", scale), ("bias", bias)):
+        if not isinstance(value, Variable):
+            raise TypeError(
+                f"affine_channel: {arg} expected a variable of the channels' size, got {type(value).__name__}"
+            )
+    helper = LayerHelper("affine_channel", name, inputs=[x, scale, bias])
+    out = helper.create_variable_for_type_inference(x.dtype)
+    helper.append_op(
+        "affine_channel", {"X": [x], "Scale": [scale], "Bias": [bias]}, {"Out": [out]}, {"data_layout": data_layout}
+    )
+    return helper.append_activation(out, act)

@@ -1,1 +1,202 @@
-"""Registry cases for the ops of ops/normalization.py."""
+"""Registry cases for the ops of ops/normalization.py; the references follow Paddle 1.8's unit tests
+(test_layer_norm_op.py, test_group_norm_op.py, test_instance_norm_op.py, test_norm_op.py,
+test_lrn_op.py, test_affine_channel_op.py), written with plain loops and NumPy."""
+
+import numpy as np
+
+from . import NOT_EXPORTED, case, positive, rand
+
+
+def ref_layer_norm(X, Scale=None, Bias=None, *, epsilon, begin_norm_axis, **a):
+    left = int(np.prod(X.shape[:begin_norm_axis]))
+    x = X.reshape(left, -1)
+    mean, var = x.mean(axis=1), x.var(axis=1)
+    y = (x - mean[:, None]) / np.sqrt(var[:, None] + epsilon)
+    y = y * (1 if Scale is None else Scale) + (0 if Bias is None else Bias)
+    return {"Y": y.reshape(X.shape), "Mean": mean, "Variance": var}
+
+
+def ref_group_norm(X, Scale=None, Bias=None, *, epsilon, groups, data_layout, **a):
+    x = np.moveaxis(X, -1, 1) if data_layout == "NHWC" else X
+    n, c = x.shape[:2]
+    xg = x.reshape(n, groups, -1)
+    mean, var = xg.mean(axis=2), xg.var(axis=2)
+    y = ((xg - mean[..., None]) / np.sqrt(var[..., None] + epsilon)).reshape(x.shape)
+    cshape = (1, c) + (1,) * (x.ndim - 2)
+    if Scale is not None:
+        y = y * Scale.reshape(cshape)
+    if Bias is not None:
+        y = y + Bias.reshape(cshape)
+    return {"Y": np.moveaxis(y, 1, -1) if data_layout == "NHWC" else y, "Mean": mean, "Variance": var}
+
+
+def ref_instance_norm(X, Scale=None, Bias=None, *, epsilon, **a):
+    n, c = X.shape[:2]
+    x = X.reshape(n, c, -1)
+    mean, var = x.mean(axis=2), x.var(axis=2)
+    y = ((x - mean[..., None]) / np.sqrt(var[..., None] + epsilon)).reshape(X.shape)
+    cshape = (1, c) + (1,) * (X.ndim - 2)
+    y = y * (1 if Scale is None else Scale.reshape(cshape)) + (0 if Bias is None else Bias.reshape(cshape))
+    return {"Y": y, "SavedMean": mean.ravel(), "SavedVariance": 1 / np.sqrt(var.ravel() + epsilon)}
+
+
+def ref_norm(X, *, axis, epsilon, **a):
+    norm = np.sqrt(np.sum(np.square(X), axis=axis, keepdims=True) + epsilon)
+    return {"Out": X / norm, "Norm": norm}
+
+
+def ref_lrn(X, *, n, k, alpha, beta, data_format, **a):
+    """test_lrn_op.py's loop: mid = k + alpha * sum of squares over the channel window."""
+    x = np.moveaxis(X, 3, 1) if data_format == "NHWC" else X
+    mid = np.full(x.shape, k, dtype=x.dtype)
+    pre = (n - 1) // 2
+    for c in range(x.shape[1]):
+        for j in range(c - pre, c - pre + n):
+            if 0 <= j < x.shape[1]:
+                mid[:, c] += alpha * x[:, j] ** 2
+    out = x * mid ** (-beta)
+    back = (lambda a: np.moveaxis(a, 1, 3)) if data_format == "NHWC" else (lambda a: a)
+    return {"Out": back(out), "MidOut": back(mid)}
+
+
+def ref_affine_channel(X, Scale, Bias, *, data_layout, **a):
+    shape = [1] * X.ndim
+    shape[X.ndim - 1 if data_layout == "NHWC" else 1] = -1
+    return {"Out": X * Scale.reshape(shape) + Bias.reshape(shape)}
+
+
+_LN_OUT = {"Y": 1, "Mean": 1, "Variance": 1}
+case(
+    "layer_norm",
+    {"X": rand(2, 3, 4), "Scale": positive(12, seed=1), "Bias": rand(12, seed=2)},
+    outputs=_LN_OUT,
+    loss_outputs=("Y",),
+    reference=ref_layer_norm,
+)
+case(
+    "layer_norm",
+    {"X": rand(2, 3, 2, 2, seed=3), "Scale": positive(4, seed=4)},
+    attrs={"begin_norm_axis": 2, "epsilon": 1e-3},
+    outputs=_LN_OUT,
+    loss_outputs=("Y",),
+    name="axis2_scale_only",
+    reference=ref_layer_norm,
+)
+case(
+    "layer_norm",
+    {"X": rand(3, 5, seed=5)},
+    outputs=_LN_OUT,
+    loss_outputs=("Y",),
+    name="plain",
+    reference=ref_layer_norm,
+)
+
+_GN_OUT = {"Y": 1, "Mean": 1, "Variance": 1}
+case(
+    "group_norm",
+    {"X": rand(2, 4, 3, 3), "Scale": positive(4, seed=1), "Bias": rand(4, seed=2)},
+    attrs={"groups": 2},
+    outputs=_GN_OUT,
+    loss_outputs=("Y",),
+    atol=1e-5,
+    reference=ref_group_norm,
+)
+case(
+    "group_norm",
+    {"X": rand(2, 3, 2, 6, seed=3), "Scale": positive(6, seed=4), "Bias": rand(6, seed=5)},
+    attrs={"groups": 3, "data_layout": "NHWC", "epsilon": 1e-3},
+    outputs=_GN_OUT,
+    loss_outputs=("Y",),
+    atol=1e-5,
+    name="nhwc",
+    reference=ref_group_norm,
+)
+case(
+    "group_norm",
+    {"X": rand(2, 6, 4, seed=6)},
+    attrs={"groups": 3},
+    outputs=_GN_OUT,
+    loss_outputs=("Y",),
+    atol=1e-5,
+    name="no_affine",
+    reference=ref_group_norm,
+)
+
+_IN_OUT = {"Y": 1, "SavedMean": 1, "SavedVariance": 1}
+case(
+    "instance_norm",
+    {"X": rand(2, 3, 4, 5), "Scale": positive(3, seed=1), "Bias": rand(3, seed=2)},
+    outputs=_IN_OUT,
+    loss_outputs=("Y",),
+    reference=ref_instance_norm,
+)
+case(
+    "instance_norm",
+    {"X": rand(3, 2, 5, seed=3)},
+    attrs={"epsilon": 1e-3},
+    outputs=_IN_OUT,
+    loss_outputs=("Y",),
+    name="rank3_no_affine",
+    reference=ref_instance_norm,
+)
+
+_NORM_OUT = {"Out": 1, "Norm": 1}
+case("norm", {"X": rand(2, 3, 4)}, outputs=_NORM_OUT, loss_outputs=("Out",), reference=ref_norm)
+case(
+    "norm",
+    {"X": rand(3, 5, seed=1)},
+    attrs={"axis": -1, "epsilon": 1e-12},
+    outputs=_NORM_OUT,
+    loss_outputs=("Out",),
+    name="last_axis",
+    reference=ref_norm,
+)
+
+_LRN_OUT = {"Out": 1, "MidOut": 1}
+case(
+    "lrn",
+    {"X": rand(2, 6, 3, 3)},
+    attrs={"n": 5, "k": 2.0, "alpha": 0.1, "beta": 0.75},
+    outputs=_LRN_OUT,
+    loss_outputs=("Out",),
+    reference=ref_lrn,
+)
+case(
+    "lrn",
+    {"X": rand(2, 3, 3, 4, seed=1)},
+    attrs={"n": 3, "k": 1.0, "alpha": 0.2, "beta": 0.5, "data_format": "NHWC"},
+    outputs=_LRN_OUT,
+    loss_outputs=("Out",),
+    name="nhwc",
+    reference=ref_lrn,
+)
+
+case(
+    "affine_channel",
+    {"X": rand(2, 3, 2, 2), "Scale": rand(3, seed=1), "Bias": rand(3, seed=2)},
+    reference=ref_affine_channel,
+)
+case(
+    "affine_channel",
+    {"X": rand(2, 2, 2, 3, seed=3), "Scale": rand(3, seed=4), "Bias": rand(3, seed=5)},
+    attrs={"data_layout": "NHWC"},
+    name="nhwc",
+    reference=ref_affine_channel,
+)
+case(
+    "affine_channel",
+    {"X": rand(4, 3, seed=6), "Scale": rand(3, seed=7), "Bias": rand(3, seed=8)},
+    name="rank2",
+    reference=ref_affine_channel,
+)
+
+NOT_EXPORTED.update(
+    {
+        "layer_norm": "no ONNX exporter yet (LayerNormalization, its Variance from InvStdDev)",
+        "group_norm": "no ONNX exporter yet (a Reshape to [N, groups, -1] around an InstanceNormalization)",
+        "instance_norm": "no ONNX exporter yet (InstanceNormalization, with the saved statistics beside it)",
+        "norm": "no ONNX exporter yet (ReduceSumSquare, Add epsilon, Sqrt, Div)",
+        "lrn": "no ONNX exporter yet (LRN with alpha * n, as ONNX divides alpha by the window)",
+        "affine_channel": "no ONNX exporter yet (Mul and Add of per-channel vectors reshaped to broadcast)",
+    }
+)
