@@ -29,7 +29,24 @@ class LoDTensor:
 
     # -- Paddle's surface ------------------------------------------------------------------------
     def set(self, array, place=None) -> None:
-        self.data = np.array(array)
+        """A copy of `array` as the rows (in the array module of `place`, a GPU's when given); the LoD
+        stays, as Paddle's set() leaves it."""
+        self.data = placed(array, place)
+
+    def _set_dims(self, dims) -> None:
+        """Paddle's resize before an `_alloc_*`: the new shape, holding zeros until then."""
+        self.data = np.zeros([int(d) for d in dims], dtype=self.data.dtype if self.data is not None else np.float32)
+
+    def _alloc_float(self, place=None) -> None:
+        self.data = placed(np.zeros(self._get_dims(), np.float32), place)
+
+    def _alloc_int(self, place=None) -> None:
+        self.data = placed(np.zeros(self._get_dims(), np.int32), place)
+
+    def _get_dims(self) -> list[int]:
+        if self.data is None:
+            raise LoDError("LoDTensor: it holds no data yet; expected set() or _set_dims() first")
+        return list(self.data.shape)
 
     def lod(self) -> list[list[int]]:
         return [level.tolist() for level in self.levels]
@@ -53,7 +70,7 @@ class LoDTensor:
         return True
 
     def shape(self) -> list[int]:
-        return list(self.data.shape)
+        return self._get_dims()
 
     def _dtype(self):
         return self.data.dtype
@@ -67,6 +84,10 @@ class LoDTensor:
 
     def __len__(self) -> int:
         return self.data.shape[0]
+
+    def __getitem__(self, index) -> LoDTensor:
+        """A slice of the rows as a tensor without LoD, as Paddle's Tensor slicing gives."""
+        return LoDTensor(np.array(self.data[index]))
 
     def __repr__(self) -> str:
         return f"LoDTensor(lod={self.lod()}, data={self.data!r})"
@@ -82,6 +103,22 @@ class LoDTensor:
         out = LoDTensor.__new__(LoDTensor)
         out.data, out.levels = data, self.levels
         return out
+
+
+class LoDTensorArray(list):
+    """`fluid.LoDTensorArray`: the value of a tensor-array variable, a list of LoDTensors."""
+
+    def append(self, tensor) -> None:
+        if not isinstance(tensor, LoDTensor):
+            raise TypeError(f"LoDTensorArray.append: expected a LoDTensor, got {type(tensor).__name__}")
+        super().append(tensor)
+
+
+def placed(array, place=None):
+    """A copy of `array` in the array module of `place` (NumPy without one, or for the CPU)."""
+    value = np.array(array)
+    module = getattr(place, "array_module", None)
+    return value if module is None else module().asarray(value)
 
 
 def one_row_each(offsets: np.ndarray, rows) -> bool:
