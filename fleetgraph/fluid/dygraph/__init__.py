@@ -1,10 +1,23 @@
 """`fluid.dygraph`: the 1.x imperative mode on the eager engine."""
 
-from . import backward_strategy, base, checkpoint, container, layers, learning_rate_scheduler, nn
+from . import (
+    backward_strategy,
+    base,
+    checkpoint,
+    container,
+    dygraph_to_static,  # noqa: F401  (Paddle's module path)
+    jit,
+    layers,
+    learning_rate_scheduler,
+    nn,
+    tracer,  # noqa: F401  (Paddle's module path)
+)
 from .backward_strategy import *  # noqa: F403
 from .base import *  # noqa: F403
 from .checkpoint import *  # noqa: F403
 from .container import *  # noqa: F403
+from .dygraph_to_static import ProgramTranslator
+from .jit import *  # noqa: F403
 from .layers import *  # noqa: F403
 from .learning_rate_scheduler import *  # noqa: F403
 from .nn import *  # noqa: F403
@@ -17,4 +30,6 @@ __all__: list[str] = [
     *checkpoint.__all__,
     *learning_rate_scheduler.__all__,
     *backward_strategy.__all__,
+    *jit.__all__,
+    "ProgramTranslator",
 ]
