@@ -6,7 +6,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from op_cases.normalization import ref_group_norm, ref_instance_norm, ref_layer_norm, ref_lrn, ref_norm
+from op_cases.normalization import (
+    ref_group_norm,
+    ref_instance_norm,
+    ref_layer_norm,
+    ref_lrn,
+    ref_norm,
+    ref_spectral_norm,
+)
 
 import fleetgraph as paddle
 import fleetgraph.fluid as fluid
@@ -112,3 +119,62 @@ def test_affine_channel_matches_paddles_docstring(run):
 
     (got,) = run(build, x=np.ones([1, 1, 2, 2], "float32"))
     np.testing.assert_allclose(got, np.full([1, 1, 2, 2], 2.5))
+
+
+def _run_op(op_type, inputs, outputs, attrs):
+    """One op of `op_type` on the given arrays, in a fresh program: its `outputs` fetched."""
+    main = Program()
+    with program_guard(main, Program()):
+        block = main.global_block()
+        for slot, value in inputs.items():
+            block.create_var(slot.lower(), value.shape, str(value.dtype), is_data=True)
+        outs = {slot: [block.create_var(f"{slot.lower()}_out", dtype="float64").name] for slot in outputs}
+        block.append_op(op_type, {s: [s.lower()] for s in inputs}, outs, attrs)
+    feed = {slot.lower(): value for slot, value in inputs.items()}
+    return fluid.Executor().run(main, feed=feed, fetch_list=[outs[s][0] for s in outputs], scope=paddle.static.Scope())
+
+
+def test_spectral_norm_runs_its_power_iterations_from_u_and_v_as_paddles_test():
+    """test_spectral_norm_op.py's TestSpectralNormOpNoGrad2: ten iterations from random U and V."""
+    weight, u, v = RNG.random((2, 3, 3, 3)), RNG.normal(0, 1, 3), RNG.normal(0, 1, 18)
+    attrs = {"dim": 1, "power_iters": 10, "eps": 1e-12}
+    (got,) = _run_op("spectral_norm", {"Weight": weight, "U": u, "V": v}, ["Out"], attrs)
+    np.testing.assert_allclose(got, ref_spectral_norm(weight, u, v, **attrs)["Out"], rtol=1e-10)
+
+
+@both_modes
+def test_spectral_norm_layer_makes_u_and_v_of_the_matrix_sides(run):
+    w = RNG.uniform(-1, 1, (2, 8, 3, 3)).astype("float32")
+    (got,) = run(lambda x: fluid.layers.spectral_norm(x, dim=1, power_iters=30), x=w)
+    sigma = np.linalg.svd(np.moveaxis(w, 1, 0).reshape(8, -1), compute_uv=False)[0]
+    np.testing.assert_allclose(got, w / sigma, rtol=1e-4)
+    with program_guard(Program(), Program()), unique_name.guard():
+        fluid.layers.spectral_norm(fluid.data("w", [2, 8, 3, 3], "float32"), dim=1)
+        shapes = [p.shape for p in fluid.default_main_program().global_block().all_parameters()]
+    assert shapes == [(8,), (18,)]
+
+
+@pytest.mark.parametrize("act", ["leaky_relu", "elu", None])
+def test_inplace_abn_trains_as_batch_norm_then_its_activation(act):
+    """The fused op's output and its gradient (read back from the output) equal batch_norm's
+    followed by the activation, with the same parameters."""
+    x = RNG.uniform(-2, 2, (4, 3, 2, 2)).astype("float64")
+    main, startup = Program(), Program()
+    with program_guard(main, startup), unique_name.guard():
+        data = fluid.data("x", [4, 3, 2, 2], "float64")
+        data.stop_gradient = False
+        fused = fluid.layers.inplace_abn(data, act=act, act_alpha=0.2, param_attr="s", bias_attr="b")
+        plain = fluid.layers.batch_norm(data, param_attr="s", bias_attr="b")
+        layers = fluid.layers
+        if act == "leaky_relu":  # max(y, 0.2 y)
+            plain = layers.elementwise_max(plain, layers.scale(plain, 0.2))
+        elif act == "elu":  # max(y, 0) + 0.2 (exp(min(y, 0)) - 1)
+            negative = layers.elementwise_min(plain, layers.zeros_like(plain))
+            plain = layers.relu(plain) + layers.scale(layers.exp(negative), 0.2, bias=-0.2)
+        weight = fluid.layers.assign(RNG.uniform(0.5, 1.5, (4, 3, 2, 2)))
+        grads = [fluid.gradients([fluid.layers.reduce_sum(y * weight)], [data])[0] for y in (fused, plain)]
+    exe, scope = fluid.Executor(), paddle.static.Scope()
+    exe.run(startup, scope=scope)
+    got = exe.run(main, feed={"x": x}, fetch_list=[fused, plain, *grads], scope=scope)
+    np.testing.assert_allclose(got[0], got[1], rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(got[2], got[3], rtol=1e-8, atol=1e-10)

@@ -3,14 +3,25 @@
 
 from __future__ import annotations
 
-from ..initializer import Constant
+from ..initializer import Constant, NormalInitializer
+from ..ir import unique_name
 from ..ir.dtypes import convert_dtype
 from ..ir.errors import FleetgraphError
 from ..ir.program import Variable
+from ..param_attr import ParamAttr
 from .helper import LayerHelper
 from .recurrent import _check_float
 
-__all__ = ["affine_channel", "group_norm", "instance_norm", "l2_normalize", "layer_norm", "lrn"]
+__all__ = [
+    "affine_channel",
+    "group_norm",
+    "inplace_abn",
+    "instance_norm",
+    "l2_normalize",
+    "layer_norm",
+    "lrn",
+    "spectral_norm",
+]
 
 
 def _outputs(helper: LayerHelper, dtype, *stats: str) -> tuple:
@@ -153,3 +164,96 @@ def affine_channel(x, scale=None, bias=None, data_layout="NCHW", name=None, act=
         "affine_channel", {"X": [x], "Scale": [scale], "Bias": [bias]}, {"Out": [out]}, {"data_layout": data_layout}
     )
     return helper.append_activation(out, act)
+
+
+def spectral_norm(weight, dim=0, power_iters=1, eps=1e-12, name=None):
+    """weight divided by its largest singular value (weight as a [shape[dim], rest] matrix),
+    estimated by power_iters power iterations from the vectors U and V: parameters drawn from
+    N(0, 1) that no gradient reaches and the op does not update, as Paddle 1.8's."""
+    _check_float("spectral_norm", "weight", weight)
+    for arg, value, kind in (("dim", dim, int), ("power_iters", power_iters, int), ("eps", eps, float)):
+        if not isinstance(value, kind):
+            raise TypeError(f"spectral_norm: {arg} expected {kind.__name__}, got {type(value).__name__}")
+    helper = LayerHelper("spectral_norm", name, inputs=weight)
+    h = weight.shape[dim]
+    w = 1
+    for d in weight.shape:
+        w *= d
+    vectors = []
+    for size in (h, w // h):
+        vector = helper.create_parameter(
+            ParamAttr(), [size], weight.dtype, default_initializer=NormalInitializer(0.0, 1.0)
+        )
+        vector.stop_gradient = True
+        vectors.append(vector)
+    out = helper.create_variable_for_type_inference(weight.dtype)
+    helper.append_op(
+        "spectral_norm",
+        {"Weight": [weight], "U": [vectors[0]], "V": [vectors[1]]},
+        {"Out": [out]},
+        {"dim": dim, "power_iters": power_iters, "eps": eps},
+    )
+    return out
+
+
+def _running_stat(helper: LayerHelper, name, value: float, shape, dtype, model_average: bool):
+    attr = ParamAttr(
+        name=name or unique_name.generate(f"{helper.name}.w"),
+        initializer=Constant(value),
+        trainable=False,
+        do_model_average=model_average,
+    )
+    stat = helper.create_parameter(attr, shape, dtype)
+    stat.stop_gradient = True
+    return stat
+
+
+def inplace_abn(
+    input,
+    act=None,
+    is_test=False,
+    momentum=0.9,
+    epsilon=1e-05,
+    param_attr=None,
+    bias_attr=None,
+    data_layout="NCHW",
+    name=None,
+    moving_mean_name=None,
+    moving_variance_name=None,
+    do_model_average_for_mean_and_var=True,
+    use_global_stats=False,
+    act_alpha=1.0,
+):
+    """batch_norm with identity, leaky_relu or elu fused in (the inplace_abn op), whose gradient
+    reads the output rather than the input, as Paddle 1.8's. Paddle writes the result over `input`'s
+    memory and returns `input`; here the result is a new variable of the same values."""
+    if act not in (None, "identity", "leaky_relu", "elu"):
+        raise ValueError(f"inplace_abn: act expected None, 'identity', 'leaky_relu' or 'elu', got {act!r}")
+    _no_false("inplace_abn", "bias_attr", bias_attr)
+    _check_float("inplace_abn", "input", input)
+    if isinstance(momentum, Variable):
+        raise NotImplementedError("inplace_abn: momentum as a Variable (MomemtumTensor) is not supported")
+    if data_layout not in ("NCHW", "NHWC"):
+        raise ValueError(f"inplace_abn: data_layout expected 'NCHW' or 'NHWC', got {data_layout!r}")
+    helper = LayerHelper("inplace_abn", name, inputs=input)
+    c = [input.shape[1] if data_layout == "NCHW" else input.shape[-1]]
+    scale = helper.create_parameter(param_attr, c, input.dtype, default_initializer=Constant(1.0))
+    bias = helper.create_parameter(bias_attr, c, input.dtype, is_bias=True)
+    mean = _running_stat(helper, moving_mean_name, 0.0, c, input.dtype, do_model_average_for_mean_and_var)
+    var = _running_stat(helper, moving_variance_name, 1.0, c, input.dtype, do_model_average_for_mean_and_var)
+    out, saved_mean, saved_var = _outputs(helper, input.dtype, "SavedMean", "SavedVariance")
+    helper.append_op(
+        "inplace_abn",
+        {"X": [input], "Scale": [scale], "Bias": [bias], "Mean": [mean], "Variance": [var]},
+        {"Y": [out], "MeanOut": [mean], "VarianceOut": [var], "SavedMean": [saved_mean], "SavedVariance": [saved_var]},
+        {
+            "momentum": float(momentum),
+            "epsilon": float(epsilon),
+            "is_test": bool(is_test),
+            "data_layout": data_layout,
+            "use_global_stats": bool(use_global_stats),
+            "activation": act or "",
+            "alpha": float(act_alpha),
+        },
+    )
+    return out

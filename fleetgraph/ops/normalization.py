@@ -1,4 +1,5 @@
-"""Normalization layers beyond batch_norm: layer, group, instance, spectral, data norms, lrn, l2.
+"""Normalizations computed afresh each run: layer, group and instance norms, norm (l2_normalize), lrn
+and affine_channel; the ones that keep statistics are in normalization_stats.py.
 
 Each op keeps Paddle 1.8's slots, attrs and saved statistics (layer_norm and group_norm save the
 variance, instance_norm the inverse standard deviation), so its gradient op reads what Paddle's does.
@@ -10,15 +11,7 @@ from ..ir import InferContext, make_grad_op, register_op
 from ..ir.errors import fmt_shape
 from ._common import normalize_axis, prod
 from ._xp import pad, reshape, total
-
-
-def _mean(xp, x, axis):
-    return xp.mean(x, axis=axis, keepdims=True)
-
-
-def _standardized_grad(xp, xhat, inv_std, dxhat, axis):
-    """d loss / d x of xhat = (x - mean) * inv_std over `axis`, given d loss / d xhat."""
-    return inv_std * (dxhat - _mean(xp, dxhat, axis) - xhat * _mean(xp, dxhat * xhat, axis))
+from .normalization_stats import mean_keep, standardized_grad
 
 
 def _check_vector(ctx: InferContext, slot: str, size: int, what: str) -> None:
@@ -53,8 +46,8 @@ def _rows(xp, x, begin_norm_axis):
 
 def _layer_norm(xp, x, scale, bias, *, epsilon, begin_norm_axis):
     x2 = _rows(xp, x, begin_norm_axis)
-    mean = _mean(xp, x2, 1)
-    var = _mean(xp, (x2 - mean) ** 2, 1)
+    mean = mean_keep(xp, x2, 1)
+    var = mean_keep(xp, (x2 - mean) ** 2, 1)
     y = (x2 - mean) / xp.sqrt(var + epsilon)
     if scale is not None:
         y = y * reshape(xp, scale, (1, -1))
@@ -68,7 +61,7 @@ def _layer_norm_grad(xp, x, mean, variance, scale, bias, dy, *, epsilon, begin_n
     inv_std = 1 / xp.sqrt(reshape(xp, variance, (-1, 1)) + epsilon)
     xhat = (x2 - reshape(xp, mean, (-1, 1))) * inv_std
     dxhat = dy2 if scale is None else dy2 * reshape(xp, scale, (1, -1))
-    dx = reshape(xp, _standardized_grad(xp, xhat, inv_std, dxhat, 1), x.shape)
+    dx = reshape(xp, standardized_grad(xp, xhat, inv_std, dxhat, 1), x.shape)
     dscale = None if scale is None else total(xp, dy2 * xhat, axis=0)
     dbias = None if bias is None else total(xp, dy2, axis=0)
     return dx, dscale, dbias
@@ -134,8 +127,8 @@ def _per_channel(xp, v, ndim):
 def _group_norm(xp, x, scale, bias, *, epsilon, groups, data_layout):
     xc = _channels_first(xp, x, data_layout)
     xg = reshape(xp, xc, (xc.shape[0], groups, -1))
-    mean = _mean(xp, xg, 2)
-    var = _mean(xp, xg * xg, 2) - mean * mean  # Paddle's E[x^2] - E[x]^2
+    mean = mean_keep(xp, xg, 2)
+    var = mean_keep(xp, xg * xg, 2) - mean * mean  # Paddle's E[x^2] - E[x]^2
     y = reshape(xp, (xg - mean) / xp.sqrt(var + epsilon), xc.shape)
     if scale is not None:
         y = y * _per_channel(xp, scale, y.ndim)
@@ -160,7 +153,7 @@ def _group_norm_grad(xp, y, variance, scale, bias, dy, *, epsilon, groups, data_
     n = yc.shape[0]
     inv_std = 1 / xp.sqrt(reshape(xp, variance, (n, groups, 1)) + epsilon)
     grouped = [reshape(xp, a, (n, groups, -1)) for a in (xhat, dxhat)]
-    dx = reshape(xp, _standardized_grad(xp, grouped[0], inv_std, grouped[1], 2), yc.shape)
+    dx = reshape(xp, standardized_grad(xp, grouped[0], inv_std, grouped[1], 2), yc.shape)
     return _channels_back(xp, dx, data_layout), dscale, dbias
 
 
@@ -205,8 +198,8 @@ def _instances(xp, x):
 
 def _instance_norm(xp, x, scale, bias, *, epsilon):
     x2 = _instances(xp, x)
-    mean = _mean(xp, x2, 1)
-    inv_std = 1 / xp.sqrt(_mean(xp, (x2 - mean) ** 2, 1) + epsilon)
+    mean = mean_keep(xp, x2, 1)
+    inv_std = 1 / xp.sqrt(mean_keep(xp, (x2 - mean) ** 2, 1) + epsilon)
     y = reshape(xp, (x2 - mean) * inv_std, x.shape)
     if scale is not None:
         y = y * _per_channel(xp, scale, x.ndim)
@@ -222,7 +215,7 @@ def _instance_norm_grad(xp, x, scale, saved_mean, saved_inv_std, dy, *, epsilon)
     axes = (0, *range(2, x.ndim))
     dscale, dbias = total(xp, dy * xhat_full, axis=axes), total(xp, dy, axis=axes)
     dxhat = dy if scale is None else dy * _per_channel(xp, scale, x.ndim)
-    dx = reshape(xp, _standardized_grad(xp, xhat, inv_std, _instances(xp, dxhat), 1), x.shape)
+    dx = reshape(xp, standardized_grad(xp, xhat, inv_std, _instances(xp, dxhat), 1), x.shape)
     return dx, dscale, dbias
 
 

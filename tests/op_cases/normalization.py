@@ -5,6 +5,7 @@ test_lrn_op.py, test_affine_channel_op.py), written with plain loops and NumPy."
 import numpy as np
 
 from . import NOT_EXPORTED, case, positive, rand
+from .nn import batch_stats, naive_batch_norm
 
 
 def ref_layer_norm(X, Scale=None, Bias=None, *, epsilon, begin_norm_axis, **a):
@@ -198,5 +199,89 @@ NOT_EXPORTED.update(
         "norm": "no ONNX exporter yet (ReduceSumSquare, Add epsilon, Sqrt, Div)",
         "lrn": "no ONNX exporter yet (LRN with alpha * n, as ONNX divides alpha by the window)",
         "affine_channel": "no ONNX exporter yet (Mul and Add of per-channel vectors reshaped to broadcast)",
+        "spectral_norm": "no ONNX exporter yet (the power iterations unrolled: MatMul, ReduceL2, Div per step)",
+        "inplace_abn": "no ONNX exporter yet (BatchNormalization then LeakyRelu or Elu, in test mode)",
     }
 )
+
+
+def ref_spectral_norm(Weight, U, V, *, dim, power_iters, eps, **a):
+    """test_spectral_norm_op.py's reference."""
+    h = Weight.shape[dim]
+    perm = [dim] + [d for d in range(Weight.ndim) if d != dim]
+    w = Weight.transpose(perm).reshape(h, -1)
+    u, v = U.reshape(h, 1), V.reshape(-1, 1)
+    for _ in range(power_iters):
+        v = w.T @ u
+        v = v / (np.sqrt((v * v).sum()) + eps)
+        u = w @ v
+        u = u / (np.sqrt((u * u).sum()) + eps)
+    return {"Out": Weight / (u * (w @ v)).sum()}
+
+
+_SN_IN = {"U": rand(6, seed=1), "V": rand(12, seed=2)}
+case(
+    "spectral_norm",
+    {"Weight": rand(3, 6, 2, 2), **_SN_IN},
+    attrs={"dim": 1, "power_iters": 0},
+    no_grad=("U", "V"),
+    reference=ref_spectral_norm,
+)
+case(
+    "spectral_norm",
+    {"Weight": rand(6, 4, seed=3), "U": rand(6, seed=4), "V": rand(4, seed=5)},
+    attrs={"power_iters": 0},
+    no_grad=("U", "V"),
+    name="dim0",
+    reference=ref_spectral_norm,
+)
+# the iterations from random U and V (whose gradient Paddle leaves out): test_normalization_projection.py
+
+
+def _top_singular_vectors(weight, dim):
+    """U and V where the power iteration has converged: there the gradient that holds them constant
+    (Paddle's) is the whole gradient, so central differences check it through the iterations."""
+    perm = [dim] + [d for d in range(weight.ndim) if d != dim]
+    u, _, vt = np.linalg.svd(weight.transpose(perm).reshape(weight.shape[dim], -1))
+    return {"U": u[:, 0], "V": vt[0]}
+
+
+_SN_W = rand(2, 6, 3, 2, seed=6)
+case(
+    "spectral_norm",
+    {"Weight": _SN_W, **_top_singular_vectors(_SN_W, 1)},
+    attrs={"dim": 1, "power_iters": 3},
+    no_grad=("U", "V"),
+    name="converged",
+    reference=ref_spectral_norm,
+)
+
+
+def ref_inplace_abn(X, Scale, Bias, Mean, Variance, *, epsilon, activation, alpha, **a):
+    m, v = batch_stats(X)
+    y = naive_batch_norm(X, Scale, Bias, m, v, epsilon)
+    if activation == "leaky_relu":
+        y = np.where(y > 0, y, alpha * y)
+    elif activation == "elu":
+        y = np.where(y > 0, y, alpha * (np.exp(np.minimum(y, 0)) - 1))
+    return {"Y": y, "SavedMean": m, "SavedVariance": 1 / np.sqrt(v + epsilon)}
+
+
+_ABN_OUT = {"Y": 1, "SavedMean": 1, "SavedVariance": 1}
+for _act in ("", "leaky_relu", "elu"):
+    case(
+        "inplace_abn",
+        {
+            "X": rand(3, 2, 2, 2, seed=7),
+            "Scale": positive(2, seed=8),
+            "Bias": rand(2, seed=9),
+            "Mean": rand(2, seed=10) * 0.1,
+            "Variance": positive(2, seed=11),
+        },
+        attrs={"activation": _act, "alpha": 0.2},
+        outputs=_ABN_OUT,
+        loss_outputs=("Y",),
+        no_grad=("Mean", "Variance"),
+        name=_act or "identity",
+        reference=ref_inplace_abn,
+    )
