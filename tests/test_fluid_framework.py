@@ -13,6 +13,7 @@ import pytest
 import fleetgraph as paddle
 import fleetgraph.fluid as fluid
 from fleetgraph import absent
+from fleetgraph.dygraph.mode import guard
 from fleetgraph.ir import Program, program_guard, unique_name
 from tests.test_ops_misc import _init
 
@@ -275,7 +276,7 @@ def test_fleet_modules_name_their_modes_and_classes_as_paddle():
 
 
 def test_fluid_one_hot_and_varbase_are_the_v2_forms():
-    with fluid.dygraph.guard() if hasattr(fluid.dygraph, "guard") else paddle.dygraph.guard():
+    with guard():
         out = fluid.one_hot(paddle.to_tensor(np.array([1, 0, 2])), depth=3)
         assert isinstance(out, fluid.VarBase)
         np.testing.assert_array_equal(out.numpy(), np.eye(3)[[1, 0, 2]])

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from ..executor.comm.security import SECRET_ENV
 from ..executor.native import THREAD_POOL_VARS
 from ..ir.endpoints import endpoint_problem, host_problem, is_loopback
+from ..utils.profiler import clear_traces, merge_traces
 from .launch_utils import STOP_SIGNALS, LaunchError, ProcSpec, Supervisor, env_table, grace_seconds, log
 
 PS_ARGS = ("server_num", "worker_num", "servers", "workers")
@@ -62,12 +63,16 @@ def launch(argv: Sequence[str] | None = None, *, ps_launcher: bool = False) -> i
     command = [sys.executable, "-u", args.training_script, *args.training_script_args]
     supervisor = Supervisor(command, args.log_dir, stream_name=stream, grace_s=grace, secret_env=_job_secret(plan))
     previous = _install_handlers(supervisor.on_signal)
+    clear_traces(args.log_dir)
     try:
         supervisor.start(plan.local)
         return supervisor.watch()
     finally:
         supervisor.stop_all()  # also on any exception in the launcher
         _restore_handlers(previous)
+        merged = merge_traces(args.log_dir)  # the processes that profiled: one trace for the job
+        if merged:
+            print(f"launch: the processes' profiles are merged into {merged}", file=sys.stderr)
 
 
 def main() -> None:

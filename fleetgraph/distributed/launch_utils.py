@@ -30,6 +30,8 @@ ROLE_ENV_VARS = (
     "PADDLE_PSERVER_IPS",
     "PADDLE_PSERVER_PORT",
     "FLAGS_selected_gpus",
+    "FLEETGRAPH_PROFILE_DIR",  # where a child's profiler writes its trace for the job's merge
+    "FLEETGRAPH_PROCESS_NAME",
 )
 
 DEFAULT_GRACE_S = 5.0  # SIGTERM to SIGKILL; FLEETGRAPH_LAUNCH_GRACE overrides
@@ -186,9 +188,13 @@ class Supervisor:
                 return
             path = os.path.join(self.log_dir, spec.log_name)
             with open(path, "wb") as out:
+                profile = {
+                    "FLEETGRAPH_PROFILE_DIR": os.path.abspath(self.log_dir),
+                    "FLEETGRAPH_PROCESS_NAME": spec.name,
+                }
                 popen = subprocess.Popen(
                     list(self.command),
-                    env={**base, **self.secret_env, **spec.env},
+                    env={**base, **self.secret_env, **profile, **spec.env},
                     stdin=subprocess.DEVNULL,
                     stdout=out,
                     stderr=subprocess.STDOUT,

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..executor import trace
 from ..ir import FleetgraphError, get_op_def
 from ..ir.program import Operator
 from ..ir.registry import GRAD_SUFFIX
@@ -246,7 +247,10 @@ def _run_slot_grad_op(node: Node, plan: _GradPlan, grads: dict, xp) -> list:
     bound = s.bound  # its kwargs are the attrs themselves, and the gradients wanted (so it skips the others)
     kwargs = {**attrs, "need": frozenset(wanted)} if s.want else attrs
     try:
-        result = bound.kernel(xp, *args, **kwargs)
+        if trace.ACTIVE is None:
+            result = bound.kernel(xp, *args, **kwargs)
+        else:  # a profiler runs: the call is an event
+            result = trace.timed(s.type, bound.kernel, xp, *args, **kwargs)
     except FleetgraphError:
         raise
     except Exception as e:

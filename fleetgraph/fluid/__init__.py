@@ -45,6 +45,7 @@ from . import (
     metrics,
     nets,
     optimizer,
+    profiler,
     reader,
     transpiler,
 )
@@ -140,6 +141,7 @@ __all__ = [
     "nets",
     "one_hot",
     "optimizer",
+    "profiler",
     "program_guard",
     "reader",
     "regularizer",

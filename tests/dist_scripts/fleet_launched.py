@@ -1,6 +1,6 @@
 """A Fleet parameter-server job for the launcher tests: fit_a_line, roles from the launcher's
-environment. `--fail_worker K` makes worker K raise after a few steps; `--steps` sets the length.
-Extra arguments (the tests' process marker) are ignored."""
+environment. `--fail_worker K` makes worker K raise after a few steps; `--steps` sets the length;
+`--profile` profiles every process (the launcher merges their traces). Extra arguments (the tests' process marker) are ignored."""
 
 import argparse
 import os
@@ -19,6 +19,7 @@ import fleetgraph.distributed.fleet.base.role_maker as role_maker  # noqa: E402
 parser = argparse.ArgumentParser()
 parser.add_argument("--steps", type=int, default=30)
 parser.add_argument("--fail_worker", type=int, default=-1)
+parser.add_argument("--profile", action="store_true")
 args, _ = parser.parse_known_args()
 
 paddle.enable_static()
@@ -29,6 +30,8 @@ loss = paddle.mean(paddle.nn.functional.square_error_cost(paddle.static.nn.fc(x,
 fleet.init(role_maker.PaddleCloudRoleMaker())
 fleet.distributed_optimizer(paddle.optimizer.SGD(0.05), fleet.DistributedStrategy()).minimize(loss)
 
+if args.profile:
+    paddle.fluid.profiler.start_profiler("CPU")
 if fleet.is_server():
     fleet.init_server()
     fleet.run_server()
@@ -43,3 +46,5 @@ else:
         print(f"step {step} loss {float(value):.5f}", flush=True)
     fleet.stop_worker()
     print(f"worker {fleet.worker_index()} done, final loss {float(np.asarray(value).reshape(())):.5f}")
+if args.profile:
+    paddle.fluid.profiler.stop_profiler("total", profile_path="")

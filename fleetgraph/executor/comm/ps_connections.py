@@ -7,6 +7,7 @@ import threading
 import numpy as np
 
 from ...ir import FleetgraphError
+from .. import trace
 from .config import CommTimeout, rpc_timeout
 from .wire import Kind, WireError, decode, encode, encode_batch, unpack_arrays
 
@@ -131,8 +132,10 @@ class Connections:
         if barrier:
             messages.append(encode(Kind.SEND_BARRIER, sender=self.sender, seq=self.seq))
         frames = encode_batch(messages, sender=self.sender, seq=self.seq, commit=self._commit_for(endpoint))
-        self.socket(endpoint).send_multipart(frames, copy=False)
-        self.traffic.count(sent=sum(len(f) if isinstance(f, bytes) else f.nbytes for f in frames))
+        nbytes = sum(len(f) if isinstance(f, bytes) else f.nbytes for f in frames)
+        with trace.span(f"send to {endpoint}", "send", bytes=nbytes, vars=len(queue_)):
+            self.socket(endpoint).send_multipart(frames, copy=False)
+        self.traffic.count(sent=nbytes)
         if barrier:
             return self.seq
         names = ", ".join(name for name, _ in queue_)
@@ -184,8 +187,14 @@ class Connections:
         self.sender = sender
         self.seq += 1
         frames = encode(kind, name, value, sender=sender, seq=self.seq, commit=self._commit_for(endpoint))
-        self.socket(endpoint).send_multipart(frames, copy=False)
-        self.traffic.count(sent=sum(len(f) if isinstance(f, bytes) else f.nbytes for f in frames))
+        nbytes = sum(len(f) if isinstance(f, bytes) else f.nbytes for f in frames)
+        with trace.span(
+            f"{kind.name.lower()} {name} to {endpoint}" if name else f"{kind.name.lower()} to {endpoint}",
+            "send",
+            bytes=nbytes,
+        ):
+            self.socket(endpoint).send_multipart(frames, copy=False)
+        self.traffic.count(sent=nbytes)
         return self.seq
 
     def _answer(self, endpoint: str, what: str, name: str, seq: int):
@@ -193,10 +202,12 @@ class Connections:
 
         sock, timeout = self.socket(endpoint), rpc_timeout()
         what = f"{what} {name!r}" if name else what  # a barrier names no variable
-        if not sock.poll(timeout * 1000, zmq.POLLIN):
-            raise CommTimeout(f"{what} from {endpoint}: no answer after {timeout} s (FLEETGRAPH_RPC_TIMEOUT)")
-        frames = sock.recv_multipart(copy=False)
-        self.traffic.count(received=sum(f.buffer.nbytes for f in frames))
+        with trace.span(f"{what} from {endpoint}", "wait") as args:
+            if not sock.poll(timeout * 1000, zmq.POLLIN):
+                raise CommTimeout(f"{what} from {endpoint}: no answer after {timeout} s (FLEETGRAPH_RPC_TIMEOUT)")
+            frames = sock.recv_multipart(copy=False)
+            args["bytes"] = sum(f.buffer.nbytes for f in frames)
+        self.traffic.count(received=args["bytes"])
         try:
             answer = decode(frames)
         except WireError as e:

@@ -48,6 +48,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 import numpy as np
 
 from ...ir import FleetgraphError
+from .. import trace
 from .chunks import PIECE_BYTES, pieces, pieces_of, schedule, split
 from .collective import RingError
 from .config import CommTimeout, bind_address, ring_transport, rpc_timeout
@@ -305,7 +306,7 @@ class Ring:
 
     def _allreduce_now(self, array, name: str) -> np.ndarray:
         result, flat = _target(array, "c_allreduce_sum", name)
-        with self._operation("c_allreduce_sum", name) as where:
+        with self._operation("c_allreduce_sum", name, flat.nbytes) as where:
             if self._shared is not None:
                 self._shared.allreduce(flat, self._next_seq(), "allreduce", where)
             elif self.nranks > 1:
@@ -319,7 +320,7 @@ class Ring:
             raise FleetgraphError(f"c_broadcast {name!r}: root; expected an int in [0, {self.nranks}), got {root!r}")
         self._wait_started()
         result, flat = _target(array, "c_broadcast", name, writable=self.rank != root)
-        with self._operation("c_broadcast", name) as where:
+        with self._operation("c_broadcast", name, flat.nbytes) as where:
             if self._shared is not None:
                 self._shared.broadcast(flat, root, self._next_seq(), where)
             elif self.nranks > 1:
@@ -336,10 +337,10 @@ class Ring:
                 self._allreduce(np.zeros(1, np.int8), "barrier", "barrier", "")
 
     @contextlib.contextmanager
-    def _operation(self, what: str, name: str):
-        """Run one collective operation, the text naming it at hand. An operation that failed
-        leaves the ranks out of step (and arrays half summed), so every later one fails at once,
-        saying why, rather than with errors about mismatched messages."""
+    def _operation(self, what: str, name: str, nbytes: int = 0):
+        """Run one collective operation, the text naming it at hand (and a profiler's event). An
+        operation that failed leaves the ranks out of step (and arrays half summed), so every later
+        one fails at once, saying why, rather than with errors about mismatched messages."""
         where = self._where(what, name)
         if self._broken is not None:
             raise RingError(
@@ -347,7 +348,8 @@ class Ring:
                 "(run the startup program) on every rank"
             )
         try:
-            yield where
+            with trace.span(f"{what} {name}".strip(), what, bytes=nbytes, transport=self.transport):
+                yield where
         except BaseException as e:
             first_line = (str(e).splitlines() or [""])[0]
             self._broken = f"{type(e).__name__}: {first_line}" if first_line else type(e).__name__
