@@ -9,13 +9,19 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from op_cases import CASES
 from op_cases.rearrange import space_to_depth_ref
 from test_manipulation_ops import both_modes, run_static
+from test_op_registry import _build, _rows
 
 import fleetgraph as paddle
 import fleetgraph.fluid as fluid
-from fleetgraph.ir import Program, program_guard, unique_name
-from fleetgraph.ops.lod_tensor import create_lod_tensor
+from fleetgraph.ir import FleetgraphError, Program, program_guard, unique_name
+from fleetgraph.onnx import (
+    export,
+    to_onnx_indexing,  # noqa: F401  (its rules, until onnx/export.py imports it)
+)
+from fleetgraph.ops.lod_tensor import LoDTensor, create_lod_tensor
 
 L = fluid.layers
 DATA = np.array([[1, 2, 3, 4], [5, 6, 7, 8]], "float32")  # the slice / strided_slice docstrings' input
@@ -295,3 +301,44 @@ def test_pad2d_reflect_gradient_adds_each_mirrored_copy_back_eagerly():
     out = L.pad2d(x, paddings=[0, 0, 2, 2], mode="reflect")  # [3, 2, 1, 2, 3, 2, 1]
     L.reduce_sum(out).backward()
     np.testing.assert_array_equal(x.gradient(), [[[[2.0, 3.0, 2.0]]]])
+
+
+# -- ONNX: every registry case of an exported op, through onnxruntime and onnx's reference evaluator
+
+EXPORTED = (
+    *("strided_slice", "crop", "crop_tensor", "pad", "pad2d", "pad_constant_like", "roll", "flip", "reverse"),
+    *("index_select", "index_sample", "where_index", "unique", "unique_with_counts", "scatter_nd_add"),
+    *("multiplex", "shard_index", "space_to_depth", "pixel_shuffle", "shuffle_channel", "temporal_shift", "unfold"),
+)
+TENSOR_BOUNDS = {"StartsTensor", "EndsTensor", "Offsets", "Shape", "ShapeTensor", "OffsetsTensor", "Paddings"}
+EXPORT_CASES = [
+    c
+    for t in EXPORTED
+    for c in CASES[t]
+    if not TENSOR_BOUNDS & set(c.inputs) and not any(isinstance(v, LoDTensor) for v in c.inputs.values())
+]
+
+
+@pytest.mark.parametrize("case", EXPORT_CASES, ids=[c.id for c in EXPORT_CASES])
+def test_exported_op_computes_what_the_executor_does(case, tmp_path):
+    onnx = pytest.importorskip("onnx")
+    ort = pytest.importorskip("onnxruntime")
+    from onnx.reference import ReferenceEvaluator
+
+    prog, _, _, feed, outs = _build(case)
+    fetch = [n for names in outs.values() for n in names]
+    want = _rows(prog, feed, fetch)
+    model = export(prog, list(feed), fetch, {}, path=tmp_path / "model.onnx")
+    onnx.checker.check_model(model, full_check=True)
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    runs = {"reference": ReferenceEvaluator(model).run(None, feed), "onnxruntime": session.run(None, feed)}
+    for runner, got in runs.items():
+        for name, g, w in zip(fetch, got, want, strict=True):
+            np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-6, err_msg=f"{runner}: {name}")
+
+
+def test_export_refuses_bounds_given_as_tensors():
+    (case,) = [c for c in CASES["crop_tensor"] if c.name == "shape_and_offsets_tensors"]
+    prog, _, _, feed, outs = _build(case)
+    with pytest.raises(FleetgraphError, match="crop_tensor: bounds from the tensor input"):
+        export(prog, list(feed), outs["Out"], {})

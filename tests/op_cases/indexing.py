@@ -4,6 +4,7 @@ test_lod_reset_op, test_similarity_focus_op, ...)."""
 
 import numpy as np
 
+from fleetgraph.onnx import to_onnx_indexing  # noqa: F401  (its rules, until onnx/export.py imports it)
 from fleetgraph.ops.lod_tensor import LoDTensor, create_lod_tensor
 
 from . import NOT_DIFFERENTIABLE, NOT_EXPORTED, case, rand
@@ -413,28 +414,6 @@ NOT_DIFFERENTIABLE.update(
 )
 NOT_EXPORTED.update(
     {
-        **dict.fromkeys(
-            (
-                "strided_slice",
-                "crop",
-                "crop_tensor",
-                "pad",
-                "pad_constant_like",
-                "pad2d",
-                "roll",
-                "flip",
-                "reverse",
-                "index_select",
-                "index_sample",
-                "where_index",
-                "scatter_nd_add",
-                "multiplex",
-                "shard_index",
-            ),
-            "no ONNX exporter yet",
-        ),
-        "unique": "ONNX Unique's sorted=0 order is unspecified across runtimes; Paddle's is first-seen",
-        "unique_with_counts": "ONNX Unique's sorted=0 order is unspecified across runtimes; Paddle's is first-seen",
         "hash": "XXH64 over each row's bytes has no ONNX operator",
         "lod_reset": "sets the output's LoD; ONNX tensors carry no LoD",
         "similarity_focus": "a greedy row/column selection with no ONNX operator",

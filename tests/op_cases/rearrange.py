@@ -4,7 +4,7 @@ test_unfold_op)."""
 
 import numpy as np
 
-from . import NOT_EXPORTED, case, rand
+from . import case, rand
 
 
 def space_to_depth_ref(X, blocksize):
@@ -111,14 +111,4 @@ case(
     outputs={"Y": 1},
     name="strided_dilated_uneven_padding",
     reference=unfold_ref,
-)
-
-NOT_EXPORTED.update(
-    {
-        "space_to_depth": "Paddle's element order is not ONNX SpaceToDepth's; no exporter yet",
-        "pixel_shuffle": "no ONNX exporter yet",
-        "shuffle_channel": "no ONNX exporter yet",
-        "temporal_shift": "no ONNX exporter yet",
-        "unfold": "no ONNX exporter yet",
-    }
 )
