@@ -48,6 +48,7 @@ from . import (  # noqa: F401
     tensor,
     tensor_array,
     tensor_shape,
+    tree_conv,
 )
 from .selected_rows import SelectedRows
 

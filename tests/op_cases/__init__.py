@@ -85,4 +85,5 @@ from . import (  # noqa: E402,F401
     tensor,
     tensor_array,
     tensor_shape,
+    tree_conv,
 )
