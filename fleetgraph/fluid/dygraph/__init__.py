@@ -10,6 +10,7 @@ from . import (
     layers,
     learning_rate_scheduler,
     nn,
+    parallel,
     tracer,  # noqa: F401  (Paddle's module path)
 )
 from .backward_strategy import *  # noqa: F403
@@ -21,12 +22,14 @@ from .jit import *  # noqa: F403
 from .layers import *  # noqa: F403
 from .learning_rate_scheduler import *  # noqa: F403
 from .nn import *  # noqa: F403
+from .parallel import *  # noqa: F403
 
 __all__: list[str] = [
     *layers.__all__,
     *base.__all__,
     *container.__all__,
     *nn.__all__,
+    *parallel.__all__,
     *checkpoint.__all__,
     *learning_rate_scheduler.__all__,
     *backward_strategy.__all__,

@@ -13,23 +13,22 @@ script that builds a program with them expects (paddle.nn's layers are eager by 
 
 from __future__ import annotations
 
-import contextlib
-
 import numpy as np
 
-from ...dygraph import mode
 from ...dygraph.dispatch import bind
 from ...dygraph.tensor import Tensor
 from ...initializer import Normal, NumpyArrayInitializer
 from ...layers import nn as _layers_nn
-from ...layers.helper import LayerHelper
 from ...layers.recurrent import _unit_activation
 from ...layers.sampled import _SAMPLERS, _alias_tables
 from ...nn import BatchNorm as _BatchNorm
 from ...nn import functional as F
 from ...nn.layer.layers import Layer
 from ...param_attr import ParamAttr
+from ._helpers import Fluid1Mode, activated, check_use_cudnn, conv_filter_channels, run_op
 from .losses import BCELoss, L1Loss, MSELoss
+from .nn_conv import TreeConv
+from .nn_norm import GroupNorm, InstanceNorm, LayerNorm, SpectralNorm
 
 __all__ = [
     "Conv2D",
@@ -39,38 +38,16 @@ __all__ = [
     "Dropout",
     "Embedding",
     "GRUUnit",
+    "InstanceNorm",
+    "LayerNorm",
     "NCE",
     "MSELoss",
     "L1Loss",
     "BCELoss",
+    "GroupNorm",
+    "SpectralNorm",
+    "TreeConv",
 ]
-
-
-class Fluid1Mode:
-    """Mixed into a Layer (first among its bases): parameters and forward eager only in imperative
-    mode, as Fluid 1.x's layers (paddle.nn.Layer's default is eager)."""
-
-    def _mode_guard(self):
-        return mode.eager_guard() if mode.eager_by_default() else contextlib.nullcontext()
-
-
-def activated(x, act: str | None):
-    """`act` (an activation op's type, e.g. 'relu') applied to x; x itself when None."""
-    return x if act is None else bind(act, {"X": [x]})
-
-
-def check_use_cudnn(layer: str, use_cudnn) -> None:
-    """use_cudnn picks Paddle's kernel, never the result: the one kernel here computes the same."""
-    if not isinstance(use_cudnn, bool):
-        raise ValueError(f"{layer}: use_cudnn expected True or False, got {use_cudnn!r}")
-
-
-def conv_filter_channels(layer: str, num_channels: int, groups) -> int:
-    """Input channels per filter: num_channels / groups (groups None is 1), which must divide."""
-    groups = groups or 1
-    if num_channels % groups:
-        raise ValueError(f"{layer}: num_channels {num_channels} must be divisible by groups {groups}")
-    return num_channels // groups
 
 
 class Conv2D(Fluid1Mode, Layer):
@@ -238,13 +215,10 @@ class GRUUnit(Fluid1Mode, Layer):
         inputs = {"Input": [input], "HiddenPrev": [hidden], "Weight": [self.weight]}
         if self.bias is not None:
             inputs["Bias"] = [self.bias]
-        helper = LayerHelper("gru_unit", inputs=[input, hidden])
-        outs = {
-            slot: [helper.create_variable_for_type_inference(input.dtype)]
-            for slot in ("Gate", "ResetHiddenPrev", "Hidden")
-        }
-        helper.append_op("gru_unit", inputs, outs, self._attrs)
-        return outs["Hidden"][0], outs["ResetHiddenPrev"][0], outs["Gate"][0]
+        gate, reset_hidden, hidden = run_op(
+            "gru_unit", inputs, self._attrs, input.dtype, ("Gate", "ResetHiddenPrev", "Hidden")
+        )
+        return hidden, reset_hidden, gate
 
 
 def _custom_tables(custom_dist, classes: int) -> list:

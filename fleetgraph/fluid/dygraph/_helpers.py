@@ -1,0 +1,48 @@
+"""What the 1.x layer classes share: Fluid 1.x's mode rule for their parameters, the activation after
+the op, and their argument checks."""
+
+from __future__ import annotations
+
+import contextlib
+
+from ...dygraph import mode
+from ...dygraph.dispatch import bind
+from ...layers.helper import LayerHelper
+
+
+class Fluid1Mode:
+    """Mixed into a Layer (first among its bases): parameters and forward eager only in imperative
+    mode, as Fluid 1.x's layers (paddle.nn.Layer's default is eager)."""
+
+    def _mode_guard(self):
+        return mode.eager_guard() if mode.eager_by_default() else contextlib.nullcontext()
+
+
+def activated(x, act: str | None):
+    """`act` (an activation op's type, e.g. 'relu') applied to x; x itself when None."""
+    return x if act is None else bind(act, {"X": [x]})
+
+
+def check_use_cudnn(layer: str, use_cudnn) -> None:
+    """use_cudnn picks Paddle's kernel, never the result: the one kernel here computes the same."""
+    if not isinstance(use_cudnn, bool):
+        raise ValueError(f"{layer}: use_cudnn expected True or False, got {use_cudnn!r}")
+
+
+def conv_filter_channels(layer: str, num_channels: int, groups) -> int:
+    """Input channels per filter: num_channels / groups (groups None is 1), which must divide."""
+    groups = groups or 1
+    if num_channels % groups:
+        raise ValueError(f"{layer}: num_channels {num_channels} must be divisible by groups {groups}")
+    return num_channels // groups
+
+
+def run_op(op_type: str, inputs: dict, attrs: dict, dtype: str, outs: tuple[str, ...], stats: tuple[str, ...] = ()):
+    """The op into fresh outputs of its inputs' kind (Tensors, or the block's Variables): one per slot
+    of `outs`, then one stop-gradient one per slot of `stats` (saved statistics); all of them, in
+    that order."""
+    helper = LayerHelper(op_type, inputs=[v for vs in inputs.values() for v in vs])
+    made = {slot: [helper.create_variable_for_type_inference(dtype)] for slot in outs}
+    made.update({slot: [helper.create_variable_for_type_inference(dtype, stop_gradient=True)] for slot in stats})
+    helper.append_op(op_type, inputs, made, attrs)
+    return [made[slot][0] for slot in (*outs, *stats)]
