@@ -271,7 +271,7 @@ register_op(
     grad=make_grad_op(inputs=("Ids", "X", "Out@GRAD"), outputs=("X@GRAD",)),
     kernel=_multiplex,
 )
-register_op(
+register_op(  # reads X too (Paddle's reads Ids and Out@GRAD): the kernel counts its gradients from it
     "multiplex_grad",
     inputs=("Ids", "X*", "Out@GRAD"),
     outputs=("X@GRAD*",),

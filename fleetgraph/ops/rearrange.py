@@ -34,29 +34,52 @@ def _inverse(perm) -> tuple[int, ...]:
     return tuple(out)
 
 
-def _register_rearrangement(op_type: str, attr: str, infer, split, perm, joined) -> None:
+def _register_rearrangement(op_type: str, attr: str, infer, split, perm, joined, x_shape_of=None) -> None:
     """An op that is one reshape-transpose-reshape of X, and its gradient, the inverse one.
-    split(shape, n) / joined(shape, n): X's split view and Out's shape for X's shape and the attr."""
+    split(shape, n) / joined(shape, n): X's split view and Out's shape for X's shape and the attr.
+    x_shape_of(dout_shape, n): X's shape from Out@GRAD's, for a gradient op that reads Out@GRAD
+    only, as Paddle's do where it can (else the gradient op reads X too)."""
 
     def kernel(xp, x, **attrs):
         n = attrs[attr]
         return _permuted(xp, x, split(x.shape, n), perm, joined(x.shape, n))
 
-    def grad_kernel(xp, x, dout, **attrs):
-        n = attrs[attr]
-        split_shape = split(x.shape, n)
-        return _permuted(xp, dout, tuple(split_shape[p] for p in perm), _inverse(perm), x.shape)
+    def backward(xp, x_shape, dout, n):
+        split_shape = split(x_shape, n)
+        return _permuted(xp, dout, tuple(split_shape[p] for p in perm), _inverse(perm), x_shape)
 
+    def infer_grad(ctx: InferContext) -> None:
+        dout = ctx.input_var("Out@GRAD")
+        shape = x_shape_of(dout.shape, ctx.attr(attr))  # each dim of X from the same dim of Out
+        ctx.set_output("X@GRAD", tuple(-1 if d < 0 else v for d, v in zip(dout.shape, shape)), dout.dtype)
+
+    def grad_from_x(xp, x, dout, **attrs):
+        return backward(xp, x.shape, dout, attrs[attr])
+
+    def grad_from_dout(xp, dout, **attrs):
+        return backward(xp, x_shape_of(dout.shape, attrs[attr]), dout, attrs[attr])
+
+    if x_shape_of is None:
+        grad_inputs, grad_infer, grad_kernel = ("X", "Out@GRAD"), None, grad_from_x
+    else:
+        grad_inputs, grad_infer, grad_kernel = ("Out@GRAD",), infer_grad, grad_from_dout
     register_op(
         op_type,
         inputs=("X",),
         outputs=("Out",),
         attrs={attr: 1},
         infer_shape=infer,
-        grad=make_grad_op(inputs=("X", "Out@GRAD"), outputs=("X@GRAD",)),
+        grad=make_grad_op(inputs=grad_inputs, outputs=("X@GRAD",)),
         kernel=kernel,
     )
-    register_op(op_type + "_grad", inputs=("X", "Out@GRAD"), outputs=("X@GRAD",), attrs={attr: 1}, kernel=grad_kernel)
+    register_op(
+        op_type + "_grad",
+        inputs=grad_inputs,
+        outputs=("X@GRAD",),
+        attrs={attr: 1},
+        infer_shape=grad_infer,
+        kernel=grad_kernel,
+    )
 
 
 def _dim(d: int, scale: float) -> int:
@@ -98,6 +121,7 @@ _register_rearrangement(  # out[n, c, h * r + i, w * r + j] = x[n, c * r * r + i
     split=lambda s, r: (s[0], s[1] // (r * r), r, r, s[2], s[3]),
     perm=(0, 1, 4, 2, 5, 3),
     joined=lambda s, r: (s[0], s[1] // (r * r), s[2] * r, s[3] * r),
+    x_shape_of=lambda s, r: (s[0], s[1] * r * r, s[2] // r, s[3] // r),
 )
 
 
@@ -114,6 +138,7 @@ _register_rearrangement(  # channel g * (C / group) + k moves to k * group + g
     split=lambda s, g: (s[0], g, s[1] // g, s[2], s[3]),
     perm=(0, 2, 1, 3, 4),
     joined=lambda s, g: tuple(s),
+    x_shape_of=lambda s, g: tuple(s),
 )
 
 # -- temporal_shift: a quarter of the channels one frame back, a quarter one frame ahead ------------

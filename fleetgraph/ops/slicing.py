@@ -234,15 +234,25 @@ register_op(
     outputs=("Out",),
     attrs={"paddings": [], "pad_value": 0.0},
     infer_shape=_pad_infer,
-    grad=make_grad_op(inputs=("X", "Out@GRAD"), outputs=("X@GRAD",)),
+    grad=make_grad_op(inputs=("Out@GRAD",), outputs=("X@GRAD",)),
     kernel=lambda xp, x, *, paddings, pad_value: pad(xp, x, _pairs(paddings, x.ndim, "pad"), pad_value),
 )
+
+
+def _pad_grad_infer(ctx: InferContext) -> None:
+    """X@GRAD is Out@GRAD without the borders (Paddle's pad_grad reads only Out@GRAD)."""
+    dout = ctx.input_var("Out@GRAD")
+    widths = _pairs(ctx.attr("paddings"), len(dout.shape), "pad_grad")
+    ctx.set_output("X@GRAD", tuple(-1 if d < 0 else d - a - b for d, (a, b) in zip(dout.shape, widths)), dout.dtype)
+
+
 register_op(
     "pad_grad",
-    inputs=("X", "Out@GRAD"),
+    inputs=("Out@GRAD",),
     outputs=("X@GRAD",),
     attrs={"paddings": [], "pad_value": 0.0},
-    kernel=lambda xp, x, dout, *, paddings, pad_value: dout[_inner(dout.shape, _pairs(paddings, x.ndim, "pad_grad"))],
+    infer_shape=_pad_grad_infer,
+    kernel=lambda xp, dout, *, paddings, pad_value: dout[_inner(dout.shape, _pairs(paddings, dout.ndim, "pad_grad"))],
 )
 
 
