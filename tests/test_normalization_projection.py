@@ -14,6 +14,7 @@ from op_cases.normalization import (
     ref_norm,
     ref_spectral_norm,
 )
+from op_cases.projection import ref_bilinear, ref_im2sequence, ref_position_encoding, ref_row_conv
 
 import fleetgraph as paddle
 import fleetgraph.fluid as fluid
@@ -178,3 +179,93 @@ def test_inplace_abn_trains_as_batch_norm_then_its_activation(act):
     got = exe.run(main, feed={"x": x}, fetch_list=[fused, plain, *grads], scope=scope)
     np.testing.assert_allclose(got[0], got[1], rtol=1e-10, atol=1e-12)
     np.testing.assert_allclose(got[2], got[3], rtol=1e-8, atol=1e-10)
+
+
+def test_im2sequence_cuts_each_image_to_its_real_size_divided_by_out_stride():
+    """test_im2sequence_op.py's TestBlockExpandOpCase5-like input: Y holds each image's real
+    (height, width); out_stride divides them, rounding up, before the patches are counted."""
+    x, y = RNG.uniform(-1, 1, (2, 1, 6, 6)), np.array([[4.0, 5.0], [6.0, 3.0]])
+    attrs = {"kernels": [2, 2], "strides": [1, 1], "paddings": [0, 0, 0, 0], "out_stride": [1, 2]}
+    main = Program()
+    with program_guard(main, Program()):
+        block = main.global_block()
+        block.create_var("x", x.shape, "float64", is_data=True)
+        block.create_var("y", y.shape, "float64", is_data=True)
+        block.create_var("out", dtype="float64", lod_level=1)
+        block.append_op("im2sequence", {"X": ["x"], "Y": ["y"]}, {"Out": ["out"]}, attrs)
+    (got,) = fluid.Executor().run(main, feed={"x": x, "y": y}, fetch_list=["out"], return_numpy=False)
+    want = ref_im2sequence(x, y, **attrs)["Out"]
+    assert got.lod() == want.lod() == [[0, 6, 11]]  # 3 x 2 patches of 4 x ceil(5 / 2), 5 x 1 of 6 x ceil(3 / 2)
+    np.testing.assert_allclose(np.asarray(got), want.data)
+
+
+# -- projection layers ------------------------------------------------------------------------------
+
+IM2SEQ_X = np.array(
+    [
+        [[[6, 2, 1], [8, 3, 5], [0, 2, 6]], [[2, 4, 4], [6, 3, 0], [6, 4, 7]]],
+        [[[6, 7, 1], [5, 7, 9], [2, 4, 8]], [[1, 2, 1], [1, 3, 5], [9, 0, 8]]],
+    ],
+    "float32",
+)
+IM2SEQ_OUT = [
+    [6, 2, 8, 3, 2, 4, 6, 3],
+    [2, 1, 3, 5, 4, 4, 3, 0],
+    [8, 3, 0, 2, 6, 3, 6, 4],
+    [3, 5, 2, 6, 3, 0, 4, 7],
+    [6, 7, 5, 7, 1, 2, 1, 3],
+    [7, 1, 7, 9, 2, 1, 3, 5],
+    [5, 7, 2, 4, 1, 3, 9, 0],
+    [7, 9, 4, 8, 3, 5, 0, 8],
+]
+
+
+def test_im2sequence_matches_paddles_docstring_with_one_sequence_per_image():
+    main, startup = Program(), Program()
+    with program_guard(main, startup), unique_name.guard():
+        out = fluid.layers.im2sequence(fluid.data("x", [-1, 2, 3, 3], "float32"), filter_size=[2, 2])
+    assert out.lod_level == 1 and out.shape == (-1, 8)
+    (got,) = fluid.Executor().run(main, feed={"x": IM2SEQ_X}, fetch_list=[out], return_numpy=False)
+    np.testing.assert_array_equal(np.asarray(got), IM2SEQ_OUT)
+    assert got.recursive_sequence_lengths() == [[4, 4]]
+
+
+def _fixed(value):
+    return fluid.ParamAttr(initializer=fluid.initializer.NumpyArrayInitializer(value))
+
+
+@both_modes
+def test_bilinear_tensor_product_uses_its_weight_and_bias_parameters(run):
+    x, y = RNG.uniform(-1, 1, (3, 4)).astype("float32"), RNG.uniform(-1, 1, (3, 5)).astype("float32")
+    w, b = RNG.uniform(-1, 1, (2, 4, 5)).astype("float32"), RNG.uniform(-1, 1, (1, 2)).astype("float32")
+    (got,) = run(
+        lambda a, c: fluid.layers.bilinear_tensor_product(a, c, 2, param_attr=_fixed(w), bias_attr=_fixed(b)), x=x, y=y
+    )
+    np.testing.assert_allclose(got, ref_bilinear(x, y, w, b)["Out"], rtol=1e-5, atol=1e-6)
+
+
+@both_modes
+def test_row_conv_looks_ahead_within_each_dense_row(run):
+    x, f = RNG.uniform(-1, 1, (2, 4, 3)).astype("float32"), RNG.uniform(-1, 1, (3, 3)).astype("float32")
+    (got,) = run(lambda a: fluid.layers.row_conv(a, 2, param_attr=_fixed(f)), x=x)
+    np.testing.assert_allclose(got, ref_row_conv(x, f)["Out"], rtol=1e-5, atol=1e-6)
+
+
+def test_row_conv_stops_at_each_sequence_end_of_a_lod_input():
+    rows, f = RNG.uniform(-1, 1, (6, 3)).astype("float32"), RNG.uniform(-1, 1, (2, 3)).astype("float32")
+    x = fluid.create_lod_tensor(rows, [[2, 4]], fluid.CPUPlace())
+    main, startup = Program(), Program()
+    with program_guard(main, startup), unique_name.guard():
+        out = fluid.layers.row_conv(fluid.data("x", [-1, 3], "float32", lod_level=1), 1, param_attr=_fixed(f))
+    exe, scope = fluid.Executor(), paddle.static.Scope()
+    exe.run(startup, scope=scope)
+    (got,) = exe.run(main, feed={"x": x}, fetch_list=[out], scope=scope, return_numpy=False)
+    np.testing.assert_allclose(np.asarray(got), ref_row_conv(x, f)["Out"].data, rtol=1e-5, atol=1e-6)
+    assert got.lod() == [[0, 2, 6]]
+
+
+@both_modes
+def test_add_position_encoding_restarts_positions_per_sequence_row(run):
+    x = RNG.uniform(-1, 1, (2, 5, 8)).astype("float32")
+    (got,) = run(lambda a: fluid.layers.add_position_encoding(a, alpha=0.5, beta=2.0), x=x)
+    np.testing.assert_allclose(got, ref_position_encoding(x, alpha=0.5, beta=2.0)["Out"], rtol=1e-5, atol=1e-6)
