@@ -195,17 +195,6 @@ ENV_ERRORS = [
         "PADDLE_TRAINER_ID='2'",
         "PADDLE_TRAINER_ID=0",
     ),
-    (
-        {
-            "TRAINING_ROLE": "TRAINER",
-            "PADDLE_TRAINER_ID": "0",
-            "PADDLE_TRAINER_ENDPOINTS": "127.0.0.1:7000",
-            **FLEET_PS,
-        },
-        False,
-        "PADDLE_TRAINER_ENDPOINTS='127.0.0.1:7000'",
-        "PADDLE_TRAINER_ENDPOINTS=127.0.0.1:6170",
-    ),
     ({"TRAINING_ROLE": "PSERVER", "PADDLE_PORT": "6174", **FLEET_PS}, False, "POD_IP is not set", "POD_IP=127.0.0.1"),
     (
         {"TRAINING_ROLE": "PSERVER", "POD_IP": "127.0.0.1", "PADDLE_PORT": "http", **FLEET_PS},
@@ -258,12 +247,6 @@ ENV_ERRORS = [
     ({"PADDLE_TRAINERS_NUM": "2"}, True, "PADDLE_TRAINER_ENDPOINTS is not set", "PADDLE_TRAINER_ENDPOINTS=127.0.0.1"),
     ({**RANKS, "PADDLE_TRAINER_ID": "5"}, True, "PADDLE_TRAINER_ID='5'", "PADDLE_TRAINER_ID=0"),
     (
-        {**RANKS, "PADDLE_TRAINERS_NUM": "3", "PADDLE_TRAINER_ID": "0"},
-        True,
-        "PADDLE_TRAINERS_NUM='3'",
-        "PADDLE_TRAINERS_NUM=2",
-    ),
-    (
         {**RANKS, "PADDLE_TRAINER_ID": "0", "PADDLE_CURRENT_ENDPOINT": "127.0.0.1:7001"},
         True,
         "PADDLE_CURRENT_ENDPOINT='127.0.0.1:7001'",
@@ -279,6 +262,31 @@ def test_missing_or_malformed_role_variable_is_one_error_naming_it(role_env, env
         fleet.init(is_collective=collective)
     assert isinstance(info.value, FleetgraphError) and isinstance(info.value, ValueError)
     assert names in str(info.value) and example in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "env, collective, workers",
+    [
+        (
+            {
+                "TRAINING_ROLE": "TRAINER",
+                "PADDLE_TRAINER_ID": "0",
+                "PADDLE_TRAINER_ENDPOINTS": "127.0.0.1:7000",
+                **FLEET_PS,
+            },
+            False,
+            2,
+        ),
+        ({**RANKS, "PADDLE_TRAINERS_NUM": "3", "PADDLE_TRAINER_ID": "0"}, True, 2),
+    ],
+)
+def test_a_trainer_count_disagreeing_with_the_endpoints_warns_and_counts_as_paddle(role_env, env, collective, workers):
+    """Paddle's parameter-server role maker takes PADDLE_TRAINERS_NUM and its collective one the
+    endpoints, each ignoring the other: a script Paddle runs runs here too, told of the disagreement."""
+    role_env(env)
+    with pytest.warns(UserWarning, match="PADDLE_TRAINERS_NUM"):
+        fleet.init(is_collective=collective)
+    assert fleet.worker_num() == workers
 
 
 def test_user_defined_role_maker_takes_seed_003s_arguments():

@@ -16,6 +16,7 @@ A missing or malformed value is one `RoleEnvError` naming the variable with an e
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -167,11 +168,17 @@ def _fleet_ps(env: _Env) -> RoleInfo:
     servers = env.endpoints("PADDLE_PSERVERS_IP_PORT_LIST")
     workers_num = env.positive_int("PADDLE_TRAINERS_NUM")
     workers = env.endpoints("PADDLE_TRAINER_ENDPOINTS") if env.has("PADDLE_TRAINER_ENDPOINTS") else ()
-    if workers and len(workers) != workers_num:
-        raise env.error("PADDLE_TRAINER_ENDPOINTS", f"{workers_num} endpoints (PADDLE_TRAINERS_NUM={workers_num})")
+    if workers and len(workers) != workers_num:  # Paddle's parameter-server role maker reads only the count
+        warnings.warn(
+            f"PADDLE_TRAINER_ENDPOINTS lists {len(workers)} endpoints but PADDLE_TRAINERS_NUM={workers_num}: "
+            f"{workers_num} trainers, as Paddle's PaddleCloudRoleMaker counts them",
+            stacklevel=2,
+        )
     if role == Role.WORKER:
         index = env.index("PADDLE_TRAINER_ID", workers_num, "PADDLE_TRAINERS_NUM")
-        return RoleInfo(role, index, workers_num, servers, workers, workers[index] if workers else "", False)
+        return RoleInfo(
+            role, index, workers_num, servers, workers, workers[index] if index < len(workers) else "", False
+        )
     endpoint = f"{env.text('POD_IP', 'this server IP address')}:{env.port('PADDLE_PORT')}"
     return _server(role, endpoint, workers_num, servers, workers, "POD_IP:PADDLE_PORT", "PADDLE_PSERVERS_IP_PORT_LIST")
 
@@ -212,8 +219,12 @@ def _collective(env: _Env) -> RoleInfo:
         endpoints = own[:1] or (DEFAULT_COLLECTIVE_ENDPOINT,)
     else:
         raise env.error("PADDLE_TRAINER_ENDPOINTS", f"one endpoint per rank (PADDLE_TRAINERS_NUM={count})")
-    if count is not None and count != len(endpoints):
-        raise env.error("PADDLE_TRAINERS_NUM", f"{len(endpoints)}, the number of PADDLE_TRAINER_ENDPOINTS")
+    if count is not None and count != len(endpoints):  # Paddle's collective role maker counts the endpoints
+        warnings.warn(
+            f"PADDLE_TRAINERS_NUM={count} but PADDLE_TRAINER_ENDPOINTS lists {len(endpoints)} endpoints: "
+            f"{len(endpoints)} ranks, as Paddle's PaddleCloudRoleMaker counts them",
+            stacklevel=2,
+        )
     rank = env.index("PADDLE_TRAINER_ID", len(endpoints), "the number of PADDLE_TRAINER_ENDPOINTS")
     if env.has("PADDLE_CURRENT_ENDPOINT") and env.text("PADDLE_CURRENT_ENDPOINT", "") != endpoints[rank]:
         raise env.error(

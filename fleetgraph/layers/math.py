@@ -121,7 +121,11 @@ def scale(x, scale=1.0, bias=0.0, bias_after_scale=True, act=None, name=None):
 
 
 def sums(input, out=None):
-    return bind("sum", {"X": list(input)})
+    """The elementwise sum of the list `input`, into `out` when given (an existing variable), as Paddle's."""
+    if out is None:
+        return bind("sum", {"X": list(input)})
+    LayerHelper("sums", inputs=list(input)).append_op("sum", {"X": list(input)}, {"Out": [out]})
+    return out
 
 
 def matmul(x, y, transpose_x=False, transpose_y=False, alpha=1.0, name=None):

@@ -19,6 +19,9 @@ adaptive_avg_pool2d = _nn.adaptive_avg_pool2d
 
 
 def softmax(x, axis=-1, dtype=None, name=None):
+    """`paddle.nn.functional.softmax`; with `dtype`, x is cast to it first, as Paddle's."""
+    if dtype is not None:
+        x = _tensor.cast(x, dtype)
     return _math.softmax(x, axis, name=name)
 
 

@@ -1,0 +1,72 @@
+"""Parameters that were accepted and ignored now do what Paddle's do: sums(out=), the comparison
+layers' cond=, softmax(dtype=), Conv2D(padding_mode=); NumPy is the oracle."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import fleetgraph as paddle
+import fleetgraph.fluid as fluid
+from fleetgraph.dygraph.mode import guard
+from fleetgraph.ir import Program, program_guard
+
+
+def _run(main, fetch):
+    return fluid.Executor(fluid.CPUPlace()).run(main, fetch_list=fetch)
+
+
+def test_sums_and_comparisons_write_the_variable_they_are_given():
+    main = Program()
+    with program_guard(main, Program()):
+        a = fluid.layers.fill_constant([2], "float32", 1.5)
+        b = fluid.layers.fill_constant([2], "float32", 2.0)
+        out = fluid.layers.create_global_var([2], 0.0, "float32", persistable=True, name="total")
+        got = fluid.layers.sums([a, b], out=out)
+        flag = fluid.layers.create_global_var([2], False, "bool", persistable=True, name="flag")
+        same = fluid.layers.greater_than(b, a, cond=flag)
+    assert got is out and same is flag
+    total, bigger = _run(main, [out, flag])
+    np.testing.assert_allclose(total, [3.5, 3.5])
+    assert bigger.tolist() == [True, True]
+    assert [op.output("Out") for op in main.global_block().ops[-2:]] == [["total"], ["flag"]]
+
+
+def test_softmax_with_dtype_casts_first():
+    with guard():
+        x = paddle.to_tensor(np.array([[1.0, 2.0, 3.0]], np.float32))
+        out = paddle.nn.functional.softmax(x, dtype="float64")
+        assert out.numpy().dtype == np.float64
+        e = np.exp(np.array([1.0, 2.0, 3.0]) - 3.0)
+        np.testing.assert_allclose(out.numpy()[0], e / e.sum(), rtol=1e-12)
+
+
+def _conv_reference(x, w, pad, mode):
+    padded = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)), mode=mode)
+    n, c, h, wd = padded.shape
+    o, _, k, _ = w.shape
+    out = np.zeros((n, o, h - k + 1, wd - k + 1))
+    for i in range(h - k + 1):
+        for j in range(wd - k + 1):
+            out[:, :, i, j] = np.einsum("nchw,ochw->no", padded[:, :, i : i + k, j : j + k], w)
+    return out
+
+
+@pytest.mark.parametrize("mode, numpy_mode", [("zeros", "constant"), ("reflect", "reflect"), ("replicate", "edge")])
+def test_conv2d_pads_by_its_padding_mode(mode, numpy_mode):
+    x = np.random.default_rng(0).normal(size=(2, 3, 5, 5)).astype(np.float32)
+    with guard():
+        conv = paddle.nn.Conv2D(3, 4, 3, padding=1, padding_mode=mode, bias_attr=False)
+        out = conv(paddle.to_tensor(x)).numpy()
+        w = conv.weight.numpy()
+    np.testing.assert_allclose(out, _conv_reference(x, w, 1, numpy_mode), rtol=1e-4, atol=1e-5)
+
+
+def test_conv2d_refuses_padding_it_cannot_honour():
+    with guard():
+        with pytest.raises(ValueError, match="padding_mode"):
+            paddle.nn.Conv2D(3, 4, 3, padding_mode="mirror")
+        with pytest.raises(NotImplementedError, match="circular"):
+            paddle.nn.Conv2D(3, 4, 3, padding=1, padding_mode="circular")
+        with pytest.raises(TypeError, match="int padding"):
+            paddle.nn.Conv2D(3, 4, 3, padding=[1, 2], padding_mode="reflect")
