@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import math
 
-from ..initializer import Constant, Normal
+from ..initializer import Constant
 from ..ir import unique_name
 from ..ir.errors import FleetgraphError
 from ..ir.framework import default_main_program
 from ..ir.program import VarType
 from ..ops.metric import stat_shape
 from ..param_attr import ParamAttr
+from .conv_nd import conv_nd, pool_nd
 from .helper import LayerHelper
 
 
@@ -131,33 +132,8 @@ def conv2d(
     name=None,
     data_format="NCHW",
 ):
-    helper = LayerHelper("conv2d", name, inputs=input)
-    groups = groups or 1
-    channels = input.shape[1]
-    if channels < 0 or channels % groups:
-        raise FleetgraphError(
-            f"conv2d: input '{input.name}' has {channels} channels; expected a known multiple of groups={groups}"
-        )
-    kh, kw = _pair(filter_size, "conv2d filter_size")[:2]
-    std = math.sqrt(2.0 / (kh * kw * channels))
-    w = helper.create_parameter(
-        param_attr, [num_filters, channels // groups, kh, kw], input.dtype, default_initializer=Normal(0.0, std)
-    )
-    pre_bias = helper.create_variable_for_type_inference(input.dtype)
-    helper.append_op(
-        "conv2d",
-        {"Input": [input], "Filter": [w]},
-        {"Output": [pre_bias]},
-        {
-            "strides": _pair(stride, "stride"),
-            "paddings": _pair(padding, "padding"),
-            "dilations": _pair(dilation, "dilation"),
-            "groups": groups,
-            "data_format": data_format,
-        },
-    )
-    pre_act = helper.append_bias_op(pre_bias, bias_attr, dim_start=1, dim_end=2)
-    return helper.append_activation(pre_act, act)
+    """`fluid.layers.conv2d`: padding as Paddle's (an int, pairs, 'SAME' or 'VALID'), NCHW or NHWC."""
+    return conv_nd("conv2d", 2, **locals())
 
 
 def pool2d(
@@ -173,27 +149,8 @@ def pool2d(
     exclusive=True,
     data_format="NCHW",
 ):
-    if pool_type not in ("max", "avg"):
-        raise FleetgraphError(f"pool2d: pool_type expected 'max' or 'avg', got {pool_type!r}")
-    helper = LayerHelper("pool2d", name, inputs=input)
-    out = helper.create_variable_for_type_inference(input.dtype)
-    ksize = [1, 1] if global_pooling and pool_size == -1 else _pair(pool_size, "pool_size")
-    helper.append_op(
-        "pool2d",
-        {"X": [input]},
-        {"Out": [out]},
-        {
-            "pooling_type": pool_type,
-            "ksize": ksize,
-            "strides": _pair(pool_stride, "pool_stride"),
-            "paddings": _pair(pool_padding, "pool_padding"),
-            "global_pooling": global_pooling,
-            "ceil_mode": ceil_mode,
-            "exclusive": exclusive,
-            "data_format": data_format,
-        },
-    )
-    return out
+    """`fluid.layers.pool2d`: exclusive averages leave padding out of the divisor; NCHW or NHWC."""
+    return pool_nd("pool2d", 2, **locals())
 
 
 def adaptive_avg_pool2d(x, output_size, data_format="NCHW", name=None):

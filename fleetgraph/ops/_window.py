@@ -54,9 +54,9 @@ def check_window_attrs(ctx: InferContext, names: tuple[str, ...], nd: int = 2) -
         raise ctx.error(f"paddings {ctx.attr('paddings')}: expected {nd} or {2 * nd} values")
     if ctx.attr("padding_algorithm") not in ("EXPLICIT", "SAME", "VALID"):
         raise ctx.error(f"padding_algorithm {ctx.attr('padding_algorithm')!r}: expected EXPLICIT, SAME or VALID")
-    formats = ("NCDHW", "NDHWC") if nd == 3 else ("NCHW", "NHWC")
-    if ctx.attr("data_format") not in formats + ("AnyLayout",):
-        raise ctx.error(f"data_format {ctx.attr('data_format')!r}: expected {' or '.join(formats)}")
+    # Paddle maps any of these to its two layouts (conv3d_transpose's layer passes NCHW or NHWC)
+    if ctx.attr("data_format") not in ("NCHW", "NHWC", "NCDHW", "NDHWC", "AnyLayout"):
+        raise ctx.error(f"data_format {ctx.attr('data_format')!r}: expected NCHW, NHWC, NCDHW or NDHWC")
 
 
 def spatial(shape, data_format) -> tuple:
