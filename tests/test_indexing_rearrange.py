@@ -177,7 +177,7 @@ def test_unique_keeps_first_appearance_order_and_counts_as_paddles_docstring(run
     np.testing.assert_array_equal(index, [0, 1, 1, 2, 3, 1])
     np.testing.assert_array_equal(count, [1, 3, 1, 1])
     assert index.dtype == count.dtype == np.int32
-    out64, index64 = run(lambda v: L.unique(v, dtype="int64"), x=x)
+    out64, index64 = run(lambda v: L.unique(v, dtype=np.int64), x=x)
     np.testing.assert_array_equal(out64, [2, 3, 1, 5])
     assert index64.dtype == np.int64
 
@@ -342,3 +342,14 @@ def test_export_refuses_bounds_given_as_tensors():
     prog, _, _, feed, outs = _build(case)
     with pytest.raises(FleetgraphError, match="crop_tensor: bounds from the tensor input"):
         export(prog, list(feed), outs["Out"], {})
+
+
+def test_crop_tensor_takes_variables_inside_its_shape_and_offsets():
+    x = np.arange(30, dtype="float32").reshape(5, 6)
+
+    def build(v):
+        rows, start = L.fill_constant([1], "int32", 2), L.fill_constant([1], "int32", 3)
+        return L.crop_tensor(v, shape=[rows, -1], offsets=[start, 1])
+
+    (got,) = run_static(build, x=x)
+    np.testing.assert_array_equal(got, x[3:5, 1:])

@@ -6,6 +6,7 @@ scatter_nd_add, multiplex, shard_index, hash, lod_reset, lod_append and similari
 from __future__ import annotations
 
 from ..dygraph.dispatch import bind
+from ..ir.dtypes import convert_dtype
 from ..ir.program import Variable
 from .beam_search import _check
 from .helper import LayerHelper
@@ -218,13 +219,14 @@ def nonzero(input, as_tuple=False):
 
 def _unique(op_type: str, x, dtype: str, outputs: tuple[str, ...]):
     _check(x, "x", op_type, _NUMBERS)
-    if dtype not in _INDEX_TYPES:
+    name = convert_dtype(dtype)
+    if name not in _INDEX_TYPES:
         raise TypeError(f"{op_type}: dtype {dtype!r}; expected 'int32' or 'int64'")
     helper = LayerHelper(op_type, inputs=x)
     outs = {"Out": helper.create_variable_for_type_inference(x.dtype)}
     for slot in outputs:
-        outs[slot] = helper.create_variable_for_type_inference(dtype, stop_gradient=True)
-    helper.append_op(op_type, {"X": [x]}, {k: [v] for k, v in outs.items()}, {"dtype": _INDEX_TYPES[dtype]})
+        outs[slot] = helper.create_variable_for_type_inference(name, stop_gradient=True)
+    helper.append_op(op_type, {"X": [x]}, {k: [v] for k, v in outs.items()}, {"dtype": _INDEX_TYPES[name]})
     return tuple(outs.values())
 
 
