@@ -11,6 +11,7 @@ from . import (
     learning_rate_scheduler,
     nn,
     parallel,
+    static_runner,
     tracer,  # noqa: F401  (Paddle's module path)
 )
 from .backward_strategy import *  # noqa: F403
@@ -23,6 +24,7 @@ from .layers import *  # noqa: F403
 from .learning_rate_scheduler import *  # noqa: F403
 from .nn import *  # noqa: F403
 from .parallel import *  # noqa: F403
+from .static_runner import StaticModelRunner
 
 __all__: list[str] = [
     *layers.__all__,
@@ -35,4 +37,5 @@ __all__: list[str] = [
     *backward_strategy.__all__,
     *jit.__all__,
     "ProgramTranslator",
+    "StaticModelRunner",
 ]
