@@ -11,7 +11,7 @@ from . import (
     learning_rate_scheduler,
     nn,
     parallel,
-    static_runner,
+    static_runner,  # noqa: F401  (Paddle's module path)
     tracer,  # noqa: F401  (Paddle's module path)
 )
 from .backward_strategy import *  # noqa: F403
