@@ -6,7 +6,7 @@ import threading
 
 from ..ir import InferContext, make_grad_op, register_op
 from ..ir.errors import fmt_shape
-from ._xp import astype, contiguous, full, put_along, reshape, stable_argsort
+from ._xp import astype, contiguous, full, put_along, reshape, stable_argsort, total
 
 # -- top_k ----------------------------------------------------------------------------------------
 
@@ -218,4 +218,59 @@ register_op(
     kernel=_auc,
     inplace={"StatPosOut": "StatPos", "StatNegOut": "StatNeg"},
     wants_outputs=True,
+)
+
+
+# -- mean_iou -------------------------------------------------------------------------------------
+
+
+def _mean_iou_infer(ctx: InferContext) -> None:
+    pred, label = ctx.input_var("Predictions"), ctx.input_var("Labels")
+    if len(pred.shape) != len(label.shape) or any(
+        a != b and a >= 0 and b >= 0 for a, b in zip(pred.shape, label.shape)
+    ):
+        raise ctx.error(
+            f"Labels '{label.name}' {fmt_shape(label.shape)}: expected the shape of Predictions "
+            f"'{pred.name}' {fmt_shape(pred.shape)}"
+        )
+    classes = ctx.attr("num_classes")
+    ctx.set_output("OutMeanIou", (1,), "float32")
+    ctx.set_output("OutWrong", (classes,), "int32")
+    ctx.set_output("OutCorrect", (classes,), "int32")
+
+
+def _mean_iou(xp, predictions, labels, in_wrongs, in_corrects, in_mean_ious, *, num_classes):
+    """Per class, the pixels predicted right (correct) and the pixels it was wrongly predicted for or
+    as (wrong), plus the counts handed in; the mean of correct / (correct + wrong) over the classes
+    that occur, plus the means handed in (Paddle's kernel adds them, as it does)."""
+    pred = reshape(xp, astype(xp, predictions, "int64"), (-1, 1))
+    label = reshape(xp, astype(xp, labels, "int64"), (-1, 1))
+    classes = xp.arange(num_classes)
+    hit = pred == label
+
+    def count(m):
+        return astype(xp, total(xp, astype(xp, m, "int64"), 0), "int32")
+
+    correct = count(hit & (pred == classes))
+    wrong = count(~hit & (pred == classes)) + count(~hit & (label == classes))
+    for w in in_wrongs or ():
+        wrong = wrong + w
+    for c in in_corrects or ():
+        correct = correct + c
+    denominator = wrong + correct
+    valid = total(xp, astype(xp, denominator > 0, "float32"))
+    safe = astype(xp, xp.where(denominator > 0, denominator, xp.ones_like(denominator)), "float32")
+    mean = reshape(xp, total(xp, astype(xp, correct, "float32") / safe) / valid, (1,))
+    for m in in_mean_ious or ():
+        mean = mean + m
+    return mean, wrong, correct
+
+
+register_op(
+    "mean_iou",
+    inputs=("Predictions", "Labels", "InWrongs*?", "InCorrects*?", "InMeanIou*?"),
+    outputs=("OutMeanIou", "OutWrong", "OutCorrect"),
+    attrs={"num_classes": 2},
+    infer_shape=_mean_iou_infer,
+    kernel=_mean_iou,
 )
