@@ -169,10 +169,18 @@ register_op(
 )
 
 
+def _unique_all(xp, flat):
+    """The standard's unique_all (values, first indices, inverse, counts), or the same from NumPy's
+    and CuPy's unique where the module has no unique_all (CuPy before 14)."""
+    if hasattr(xp, "unique_all"):
+        return xp.unique_all(flat)
+    return xp.unique(flat, return_index=True, return_inverse=True, return_counts=True)
+
+
 def _unique_first_seen(xp, x, *, dtype):
     """Paddle 1.8's unique: the distinct values in the order they first appear, the index of each
     input's value among them, and how often each appears."""
-    values, first, inverse, counts = xp.unique_all(reshape(xp, x, (-1,)))
+    values, first, inverse, counts = _unique_all(xp, reshape(xp, x, (-1,)))
     order = xp.argsort(first)
     rank = xp.argsort(order)  # sorted position -> position in first-seen order
     index_type = _index_dtype(dtype)
