@@ -269,3 +269,70 @@ def test_add_position_encoding_restarts_positions_per_sequence_row(run):
     x = RNG.uniform(-1, 1, (2, 5, 8)).astype("float32")
     (got,) = run(lambda a: fluid.layers.add_position_encoding(a, alpha=0.5, beta=2.0), x=x)
     np.testing.assert_allclose(got, ref_position_encoding(x, alpha=0.5, beta=2.0)["Out"], rtol=1e-5, atol=1e-6)
+
+
+def _sigmoid(v):
+    return 1 / (1 + np.exp(-v))
+
+
+def ref_lstm(x, h0, c0, cells, num_layers, directions):
+    """Paddle 2.0 test_lstm_cudnn_op.py's LSTMCell, layer by layer; `cells` per layer and direction
+    [weight_ih, weight_hh, bias_ih, bias_hh]; the reverse direction runs from the last step."""
+    last_h, last_c = [], []
+    for layer in range(num_layers):
+        outs = []
+        for d in range(directions):
+            w_ih, w_hh, b_ih, b_hh = cells[layer * directions + d]
+            h, c = h0[layer * directions + d], c0[layer * directions + d]
+            steps = range(x.shape[0] - 1, -1, -1) if d else range(x.shape[0])
+            out = np.zeros(x.shape[:2] + (h.shape[-1],))
+            for t in steps:
+                i, f, g, o = np.split(x[t] @ w_ih.T + b_ih + h @ w_hh.T + b_hh, 4, axis=-1)
+                c = _sigmoid(f) * c + _sigmoid(i) * np.tanh(g)
+                h = _sigmoid(o) * np.tanh(c)
+                out[t] = h
+            outs.append(out)
+            last_h.append(h)
+            last_c.append(c)
+        x = np.concatenate(outs, axis=-1)
+    return x, np.stack(last_h), np.stack(last_c)
+
+
+@both_modes
+@pytest.mark.parametrize("num_layers,is_bidirec", [(1, False), (2, True)])
+def test_lstm_reads_its_flat_weight_in_the_cudnn_layout(run, num_layers, is_bidirec):
+    t, b, i, h = 4, 3, 5, 6
+    dirs = 2 if is_bidirec else 1
+    cells = [
+        [RNG.uniform(-0.5, 0.5, s) for s in ((4 * h, i if k < dirs else dirs * h), (4 * h, h), (4 * h,), (4 * h,))]
+        for k in range(num_layers * dirs)
+    ]
+    flat = np.concatenate([a.ravel() for cell in cells for a in cell])  # per layer and direction: W, R, b_W, b_R
+    x = RNG.uniform(-1, 1, (t, b, i))
+    h0, c0 = RNG.uniform(-1, 1, (2, num_layers * dirs, b, h))
+    init = fluid.initializer.NumpyArrayInitializer(flat)
+
+    def build(data, init_h, init_c):
+        return fluid.layers.lstm(
+            data, init_h, init_c, t, h, num_layers, is_bidirec=is_bidirec, default_initializer=init
+        )
+
+    got = run(build, x=x, init_h=h0, init_c=c0)
+    for g, want in zip(got, ref_lstm(x, h0, c0, cells, num_layers, dirs)):
+        np.testing.assert_allclose(g, want, rtol=1e-6, atol=1e-8)
+
+
+def test_lstm_has_paddle_1_8s_flat_weight_size_and_a_gradient_for_it():
+    main = Program()
+    with program_guard(main, Program()), unique_name.guard():
+        x = fluid.data("x", [7, -1, 5], "float32")
+        h0 = fluid.data("h0", [4, -1, 6], "float32")
+        c0 = fluid.data("c0", [4, -1, 6], "float32")
+        out, last_h, last_c = fluid.layers.lstm(x, h0, c0, 7, 6, 2, is_bidirec=True)
+        (weight,) = main.global_block().all_parameters()
+        (grad,) = fluid.gradients([fluid.layers.mean(out)], [weight])
+    # 1.8's count: (5*6*4 + 6*6*4) * 2 + 6*8*2 = 624 for layer 0, (12*6*4 + 6*6*4) * 2 + 6*8*2 = 960 for layer 1
+    assert weight.name == "cudnn_lstm_0.w_0" and weight.shape == (1584,)
+    assert grad.shape == (1584,) and out.shape == (7, -1, 12) and last_h.shape == (4, -1, 6)
+    with pytest.raises(ValueError, match="expected at most max_len 6"):
+        fluid.layers.lstm(x, h0, c0, 6, 6, 2, is_bidirec=True)

@@ -1,15 +1,18 @@
-"""Layer functions over the ops of ops/projection.py, with Paddle 1.8's signatures, parameters and
-dtype checks."""
+"""Layer functions over the ops of ops/projection.py, and Paddle 1.8's cuDNN-style multi-layer
+`lstm` over the fused rnn op (ops/rnn.py), with Paddle 1.8's signatures, parameters and dtype checks."""
 
 from __future__ import annotations
+
+import numpy as np
 
 from ..ir.dtypes import convert_dtype
 from ..ir.program import Variable
 from ..param_attr import ParamAttr
 from .helper import LayerHelper
 from .recurrent import _check_float
+from .tensor import reshape, split
 
-__all__ = ["add_position_encoding", "bilinear_tensor_product", "im2sequence", "row_conv"]
+__all__ = ["add_position_encoding", "bilinear_tensor_product", "im2sequence", "lstm", "row_conv"]
 
 
 def _check_float32(layer: str, arg: str, value) -> None:
@@ -81,3 +84,74 @@ def add_position_encoding(input, alpha, beta, name=None):
         "add_position_encoding", {"X": [input]}, {"Out": [out]}, {"alpha": float(alpha), "beta": float(beta)}
     )
     return out
+
+
+def _lstm_shapes(input_size: int, hidden_size: int, num_layers: int, directions: int) -> list[list[tuple]]:
+    """Per layer and direction, the shapes of [weight_ih, weight_hh, bias_ih, bias_hh]: a layer
+    above the first reads the previous layer's directions' outputs side by side."""
+    gates = 4 * hidden_size
+    return [
+        [(gates, input_size if layer == 0 else directions * hidden_size), (gates, hidden_size), (gates,), (gates,)]
+        for layer in range(num_layers)
+        for _ in range(directions)
+    ]
+
+
+def lstm(
+    input,
+    init_h,
+    init_c,
+    max_len,
+    hidden_size,
+    num_layers,
+    dropout_prob=0.0,
+    is_bidirec=False,
+    is_test=False,
+    name=None,
+    default_initializer=None,
+    seed=-1,
+):
+    """A num_layers LSTM (gates i, f, g, o; no peepholes) over a time-major [seq_len, batch,
+    input_size] input from init_h / init_c [num_layers * directions, batch, hidden_size]; returns
+    (out [seq_len, batch, directions * hidden_size], last_h, last_c). As Paddle 1.8's, every weight
+    and bias lives in one flat parameter, in the cuDNN layout 1.8's kernel handed to cuDNN: per layer
+    and direction, weight_ih [4H, in], weight_hh [4H, H], bias_ih [4H], bias_hh [4H]. Dropout (not in
+    test mode) applies between layers. The flat parameter is cut into the fused rnn op's WeightList."""
+    for arg, value in (("input", input), ("init_h", init_h), ("init_c", init_c)):
+        _check_float("lstm", arg, value)
+    for arg, value in (("max_len", max_len), ("hidden_size", hidden_size), ("num_layers", num_layers)):
+        if not isinstance(value, int):
+            raise TypeError(f"lstm: {arg} expected int, got {type(value).__name__}")
+    if input.shape[0] > max_len:
+        raise ValueError(f"lstm: input has {input.shape[0]} steps; expected at most max_len {max_len}")
+    if seed != -1 and dropout_prob > 0 and not is_test:
+        raise NotImplementedError(
+            "lstm: seed (a fixed dropout seed) is not supported; dropout draws from the program's random streams"
+        )
+    directions = 2 if is_bidirec else 1
+    shapes = _lstm_shapes(input.shape[-1], hidden_size, num_layers, directions)
+    sizes = [int(np.prod(shape)) for cell in shapes for shape in cell]
+    helper = LayerHelper("cudnn_lstm", name, inputs=[input, init_h, init_c])
+    weight = helper.create_parameter(None, [sum(sizes)], input.dtype, default_initializer=default_initializer)
+    flat = iter(split(weight, sizes, dim=0))
+    cells = [[reshape(next(flat), list(shape)) for shape in cell] for cell in shapes]
+    weight_list = [w for cell in cells for w in cell[:2]] + [b for cell in cells for b in cell[2:]]
+    out = helper.create_variable_for_type_inference(input.dtype)
+    last_h, last_c = (helper.create_variable_for_type_inference(input.dtype) for _ in range(2))
+    reserve = helper.create_variable_for_type_inference(input.dtype, stop_gradient=True)
+    dropout_state = helper.create_variable_for_type_inference("uint8", stop_gradient=True)
+    helper.append_op(
+        "rnn",
+        {"Input": [input], "PreState": [init_h, init_c], "WeightList": weight_list},
+        {"Out": [out], "State": [last_h, last_c], "Reserve": [reserve], "DropoutState": [dropout_state]},
+        {
+            "mode": "LSTM",
+            "hidden_size": hidden_size,
+            "num_layers": num_layers,
+            "is_bidirec": bool(is_bidirec),
+            "input_size": int(input.shape[-1]),
+            "dropout_prob": float(dropout_prob),
+            "is_test": bool(is_test),
+        },
+    )
+    return out, last_h, last_c
