@@ -353,3 +353,33 @@ def test_crop_tensor_takes_variables_inside_its_shape_and_offsets():
 
     (got,) = run_static(build, x=x)
     np.testing.assert_array_equal(got, x[3:5, 1:])
+
+
+def test_ops_that_keep_the_rows_carry_the_lod_as_paddles_share_lod():
+    main, startup = Program(), Program()
+    with program_guard(main, startup), unique_name.guard():
+        x = L.data(name="x", shape=[4, 2, 2], dtype="float32", lod_level=1)
+        keep = {
+            "pad2d": L.pad2d(x, [1, 0, 0, 1]),
+            "space_to_depth": L.space_to_depth(x, 2),
+            "temporal_shift": L.temporal_shift(x, seg_num=1),
+            "pad_on_columns": L.pad(x, [0, 0, 1, 1, 0, 0, 0, 0]),
+            "strided_slice_on_columns": L.strided_slice(x, [1], [0], [2], [1]),
+        }
+        drop = {
+            "pad_on_rows": L.pad(x, [1, 0, 0, 0, 0, 0, 0, 0]),
+            "pixel_shuffle": L.pixel_shuffle(x, 2),
+            "unfold": L.unfold(x, 2),
+        }
+    assert {k: v.lod_level for k, v in keep.items()} == dict.fromkeys(keep, 1)
+    assert {k: v.lod_level for k, v in drop.items()} == dict.fromkeys(drop, 0)
+    rows = np.arange(3 * 16, dtype="float32").reshape(3, 4, 2, 2)
+    (padded,) = fluid.Executor().run(
+        main,
+        feed={"x": create_lod_tensor(rows, [[1, 2]])},
+        fetch_list=[keep["pad2d"]],
+        scope=paddle.static.Scope(),
+        return_numpy=False,
+    )
+    assert padded.lod() == [[0, 1, 3]]
+    np.testing.assert_array_equal(padded.data, np.pad(rows, ((0, 0), (0, 0), (1, 0), (0, 1))))

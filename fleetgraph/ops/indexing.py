@@ -138,7 +138,7 @@ def _index_sample_infer(ctx: InferContext) -> None:
     x, index = ctx.input_var("X"), ctx.input_var("Index")
     if len(x.shape) != 2 or len(index.shape) != 2:
         raise ctx.error(f"X {fmt_shape(x.shape)} and Index {fmt_shape(index.shape)}: expected two 2-D tensors")
-    ctx.set_output("Out", index.shape, x.dtype)
+    ctx.set_output("Out", index.shape, x.dtype, lod_level=index.lod_level)  # Paddle shares Index's LoD
 
 
 def _index_sample_grad(xp, x, index, dout):
@@ -227,7 +227,7 @@ def _scatter_nd_add_infer(ctx: InferContext) -> None:
             f"Updates '{updates.name}' {fmt_shape(updates.shape)}: expected Index's leading dims then X's "
             f"trailing ones, {fmt_shape(want) if want else '(Index ' + fmt_shape(index.shape) + ' is deeper than X)'}"
         )
-    ctx.set_output("Out", x.shape, x.dtype)
+    ctx.set_output("Out", x.shape, x.dtype, lod_level=x.lod_level)
 
 
 register_op(
@@ -430,6 +430,6 @@ register_op(
     inputs=("X",),
     outputs=("Out",),
     attrs={"axis": 0, "indexes": []},
-    infer_shape=lambda ctx: ctx.set_output("Out", ctx.input_var("X").shape, ctx.input_var("X").dtype),
+    infer_shape=_same_with_lod,
     kernel=_similarity_focus,
 )

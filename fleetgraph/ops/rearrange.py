@@ -94,7 +94,7 @@ def _space_to_depth_infer(ctx: InferContext) -> None:
     _divides(ctx, x, b, (2, 3), "blocksize")
     _divides(ctx, x, b * b, (1,), "blocksize * blocksize")
     n, c, h, w = x.shape
-    ctx.set_output("Out", (n, _dim(c, b * b), _dim(h, 1 / b), _dim(w, 1 / b)), x.dtype)
+    ctx.set_output("Out", (n, _dim(c, b * b), _dim(h, 1 / b), _dim(w, 1 / b)), x.dtype, lod_level=x.lod_level)
 
 
 _register_rearrangement(
@@ -162,7 +162,7 @@ def _temporal_shift_infer(ctx: InferContext) -> None:
     _divides(ctx, x, seg, (0,), "seg_num")
     if not 0 < ctx.attr("shift_ratio") < 0.5:
         raise ctx.error(f"shift_ratio {ctx.attr('shift_ratio')}: expected a value in (0, 0.5)")
-    ctx.set_output("Out", x.shape, x.dtype)
+    ctx.set_output("Out", x.shape, x.dtype, lod_level=x.lod_level)
 
 
 _SHIFT_ATTRS = {"seg_num": 1, "shift_ratio": 0.25}

@@ -64,7 +64,8 @@ def _strided_infer(ctx: InferContext) -> None:
             shape[axis] = -1
         else:
             shape[axis] = len(range(*_stride_bounds(starts[i], ends[i], strides[i], shape[axis]).indices(shape[axis])))
-    ctx.set_output("Out", _decrease(shape, ctx.attr("decrease_axis")), x.dtype)
+    rows_kept = 0 not in axes  # Paddle shares Input's LoD; it describes Out where the rows stay
+    ctx.set_output("Out", _decrease(shape, ctx.attr("decrease_axis")), x.dtype, lod_level=x.lod_level * rows_kept)
 
 
 def _decrease(shape, decrease_axis) -> list:
@@ -221,7 +222,8 @@ def _pad_infer(ctx: InferContext) -> None:
         widths = _pairs(ctx.attr("paddings"), len(x.shape), "pad")
     except ValueError as e:
         raise ctx.error(str(e)) from None
-    ctx.set_output("Out", tuple(-1 if d < 0 else d + a + b for d, (a, b) in zip(x.shape, widths)), x.dtype)
+    shape = tuple(-1 if d < 0 else d + a + b for d, (a, b) in zip(x.shape, widths))
+    ctx.set_output("Out", shape, x.dtype, lod_level=x.lod_level * (widths[0] == (0, 0)))  # Paddle: same rows
 
 
 def _inner(shape, widths) -> tuple:
@@ -260,7 +262,7 @@ def _pad_like_infer(ctx: InferContext) -> None:
     x, y = ctx.input_var("X"), ctx.input_var("Y")
     if len(x.shape) != len(y.shape) or any(0 <= a < b for a, b in zip(x.shape, y.shape)):
         raise ctx.error(f"X '{x.name}' {fmt_shape(x.shape)} must hold Y '{y.name}' {fmt_shape(y.shape)} in every axis")
-    ctx.set_output("Out", x.shape, y.dtype)
+    ctx.set_output("Out", x.shape, y.dtype, lod_level=x.lod_level)
 
 
 register_op(
@@ -336,7 +338,7 @@ def _pad2d_infer(ctx: InferContext) -> None:
         top, bottom, left, right = ctx.attr("paddings")
         for axis, extra in ((h, top + bottom), (h + 1, left + right)):
             shape[axis] = -1 if shape[axis] < 0 else shape[axis] + extra
-    ctx.set_output("Out", shape, x.dtype)
+    ctx.set_output("Out", shape, x.dtype, lod_level=x.lod_level)
 
 
 _PAD2D_ATTRS = {"paddings": [0, 0, 0, 0], "pad_value": 0.0, "mode": "constant", "data_format": "NCHW"}
