@@ -305,3 +305,42 @@ def test_tensor_shapes_are_refused_not_ignored():
         _static(lambda s: L.uniform_random(s), {"s": np.array([2, 3], "int64")})
     with pytest.raises(TypeError, match="uniform_random: dtype int64"):
         _static(lambda: L.uniform_random([2], dtype="int64"))
+
+
+# -- ONNX ------------------------------------------------------------------------------------------
+
+
+def test_creation_and_product_ops_export_as_the_executor_computes_them(tmp_path):
+    pytest.importorskip("onnx")
+    from test_onnx import _assert_exports
+
+    main, startup = Program(), Program()
+    with program_guard(main, startup), unique_name.guard():
+        a, b = fluid.data("a", [3, 3], "float32"), fluid.data("b", [3, 3], "float32")
+        x3, y3 = fluid.data("x3", [2, 3, 4], "float32"), fluid.data("y3", [2, 4, 5], "float32")
+        v, w = fluid.data("v", [3], "float32"), fluid.data("w", [4], "float32")
+        fx, fy = fluid.data("fx", [-1, 3, 2, 2], "float32"), fluid.data("fy", [-1, 2, 2, 2], "float32")
+        outs = [
+            L.eye(2, 3),
+            L.diag(v),
+            L.diag_embed(x3, offset=-1, dim1=0, dim2=3),
+            L.tril(x3, 1),
+            L.triu(a, -1),
+            *L.meshgrid([v, w]),
+            L.dot(a, b),
+            L.bmm(x3, y3),
+            L.addmm(L.reshape(v, [1, 3]), a, b, alpha=0.5, beta=2.0),
+            L.kron(a, v),
+            L.cross(a, b),
+            L.cross(x3, x3 * 2 + 1, dim=1),
+            L.trace(a, offset=1),
+            L.trace(x3, offset=-1, dim1=2, dim2=0),
+            *(L.dist(a, v, p) for p in (0, 1.5, float("inf"), float("-inf"))),
+            L.fsp_matrix(fx, fy),
+        ]
+    rng = np.random.default_rng(3)
+    arrays = {"a": A, "b": B, "x3": rng.normal(size=(2, 3, 4)), "y3": rng.normal(size=(2, 4, 5))}
+    arrays.update(v=np.array([1.0, 0, 2]), w=rng.normal(size=4), fx=rng.normal(size=(2, 3, 2, 2)))
+    arrays["fy"] = rng.normal(size=(2, 2, 2, 2))
+    feed = {k: np.asarray(x, "float32") for k, x in arrays.items()}
+    _assert_exports(main, paddle.static.Scope(), list(feed), [o.name for o in outs], feed, tmp_path, reload=False)

@@ -159,7 +159,8 @@ _register_with_grad("kron", ("X", "Y"), {}, _kron_infer, _kron, _kron_grad)
 DEFAULT_DIM = 9  # Paddle's kDefaultDim (DDim::kMaxRank): no dim given
 
 
-def _cross_axis(shape, dim: int) -> int:
+def cross_axis(shape, dim: int) -> int:
+    """The axis cross works along: `dim`, or with none given the first axis of size 3."""
     if dim != DEFAULT_DIM:
         return normalize_axis(dim, len(shape))
     axis = next((i for i, d in enumerate(shape) if d == 3), None)
@@ -190,10 +191,10 @@ _register_with_grad(
     ("X", "Y"),
     {"dim": DEFAULT_DIM},
     _cross_infer,
-    lambda xp, x, y, *, dim: _cross3(xp, x, y, _cross_axis(x.shape, dim)),
+    lambda xp, x, y, *, dim: _cross3(xp, x, y, cross_axis(x.shape, dim)),
     lambda xp, x, y, dout, *, dim: (
-        _cross3(xp, y, dout, _cross_axis(x.shape, dim)),
-        _cross3(xp, dout, x, _cross_axis(x.shape, dim)),
+        _cross3(xp, y, dout, cross_axis(x.shape, dim)),
+        _cross3(xp, dout, x, cross_axis(x.shape, dim)),
     ),
 )
 

@@ -4,7 +4,7 @@ test_trace_op, test_dist_op, test_fsp_op)."""
 
 import numpy as np
 
-from . import NOT_EXPORTED, case, positive, rand
+from . import case, positive, rand
 
 case("dot", {"X": rand(6, seed=1), "Y": rand(6, seed=2)}, reference=lambda X, Y: {"Out": np.array([X @ Y])})
 case(
@@ -85,16 +85,3 @@ def _fsp_ref(X, Y):
 
 
 case("fsp", {"X": positive(2, 3, 4, 5, seed=25), "Y": positive(2, 2, 4, 5, seed=26)}, reference=_fsp_ref)
-
-NOT_EXPORTED.update(
-    {
-        "dot": "no ONNX exporter yet (it would be Mul and ReduceSum keeping the last axis)",
-        "bmm": "no ONNX exporter yet (it would be one MatMul)",
-        "addmm": "no ONNX exporter yet (it would be Gemm with alpha and beta)",
-        "kron": "no ONNX exporter yet (it would be Reshapes around a Mul)",
-        "cross": "no ONNX exporter yet (it would be Gathers, Muls and a Concat)",
-        "trace": "no ONNX exporter yet (it would be EyeLike's mask and a ReduceSum)",
-        "dist": "no ONNX exporter yet (it would be Sub, Abs and a p-norm reduction)",
-        "fsp": "no ONNX exporter yet (it would be Reshapes and a MatMul)",
-    }
-)
