@@ -111,3 +111,101 @@ def test_tree_conv_convolves_each_nodes_patch_as_paddles_reference():
         assert conv.weight.grad is not None and conv.bias is None
         with pytest.raises(TypeError, match="nodes_vector"):
             conv(nodes, dygraph.to_variable(_EDGES))
+
+
+def _naive_conv(x, w, stride, pad):
+    """A direct N-d convolution (cross-correlation) of NC... x by filter [F, C, *k]."""
+    nd = x.ndim - 2
+    x = np.pad(x, [(0, 0), (0, 0)] + [(p, p) for p in pad])
+    k = w.shape[2:]
+    out_sp = [(x.shape[2 + i] - k[i]) // stride[i] + 1 for i in range(nd)]
+    out = np.zeros((x.shape[0], w.shape[0], *out_sp))
+    for idx in np.ndindex(*out_sp):
+        window = tuple(slice(i * s, i * s + kk) for i, s, kk in zip(idx, stride, k))
+        axes = list(range(1, nd + 2))
+        out[(slice(None), slice(None), *idx)] = np.tensordot(x[(slice(None), slice(None), *window)], w, (axes, axes))
+    return out
+
+
+def _naive_conv_transpose(x, w, stride, pad):
+    """Each input element scatters filter [C, F, *k] times itself; the padding is cut off after."""
+    nd = x.ndim - 2
+    k = w.shape[2:]
+    full = [(x.shape[2 + i] - 1) * stride[i] + k[i] for i in range(nd)]
+    out = np.zeros((x.shape[0], w.shape[1], *full))
+    for idx in np.ndindex(*x.shape[2:]):
+        window = tuple(slice(i * s, i * s + kk) for i, s, kk in zip(idx, stride, k))
+        out[(slice(None), slice(None), *window)] += np.tensordot(x[(slice(None), slice(None), *idx)], w, axes=(1, 0))
+    return out[(slice(None), slice(None), *(slice(p, f - p) for p, f in zip(pad, full)))]
+
+
+def test_conv3d_computes_as_numpy_with_bias_and_act():
+    x = rng.standard_normal((2, 2, 4, 4, 4)).astype("float32")
+    with dygraph.guard():
+        conv = dygraph.Conv3D(2, 3, 2, stride=2, padding=1, act="relu")
+        conv.bias.set_value(np.array([0.1, -0.2, 0.3], "float32"))
+        out = conv(dygraph.to_variable(x)).numpy()
+        expect = _naive_conv(x, conv.weight.numpy(), [2] * 3, [1] * 3) + conv.bias.numpy()[:, None, None, None]
+        assert conv.weight.shape == [3, 2, 2, 2, 2]
+    np.testing.assert_allclose(out, np.maximum(expect, 0), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("use_cudnn", [True, False])
+def test_conv2d_transpose_scatters_each_input_through_the_filter(use_cudnn):
+    x = rng.standard_normal((1, 3, 3, 3)).astype("float32")
+    with dygraph.guard():
+        groups = None if use_cudnn else 3  # groups == channels == filters without cuDNN: the depthwise kernel
+        conv = dygraph.Conv2DTranspose(3, 3, 3, stride=2, padding=1, groups=groups, use_cudnn=use_cudnn)
+        out = conv(dygraph.to_variable(x)).numpy()
+        w = conv.weight.numpy()
+        if groups:  # [C, 1, k, k]: each channel its own filter
+            w = np.stack([np.eye(3)[c][:, None, None] * w[c, 0] for c in range(3)])
+        expect = _naive_conv_transpose(x, w, [2, 2], [1, 1]) + conv.bias.numpy()[:, None, None]
+    assert out.shape == (1, 3, 5, 5)
+    np.testing.assert_allclose(out, expect, rtol=1e-4, atol=1e-5)
+
+
+def test_conv2d_transpose_output_size_picks_among_the_sizes_strides_allow():
+    with dygraph.guard():
+        conv = dygraph.Conv2DTranspose(1, 1, 3, output_size=[6, 6], stride=2, padding=1)
+        assert conv(dygraph.to_variable(np.ones([1, 1, 3, 3], "float32"))).shape == [1, 1, 6, 6]
+
+
+def test_conv3d_transpose_adds_its_bias_only_when_given_a_bias_attr():
+    x = rng.standard_normal((1, 2, 2, 2, 2)).astype("float32")
+    with dygraph.guard():
+        plain = dygraph.Conv3DTranspose(2, 2, 2)
+        assert plain.bias is not None  # made, as Paddle 1.8's, but not added
+        expect = _naive_conv_transpose(x, plain.weight.numpy(), [1] * 3, [0] * 3)
+        np.testing.assert_allclose(plain(dygraph.to_variable(x)).numpy(), expect, rtol=1e-4, atol=1e-5)
+        biased = dygraph.Conv3DTranspose(
+            2, 2, 2, bias_attr=fluid.ParamAttr(initializer=fluid.initializer.Constant(1.0))
+        )
+        expect = _naive_conv_transpose(x, biased.weight.numpy(), [1] * 3, [0] * 3) + 1.0
+        np.testing.assert_allclose(biased(dygraph.to_variable(x)).numpy(), expect, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("mode", ["all", "channel", "element"])
+def test_prelu_scales_negatives_by_alpha_of_its_mode(mode):
+    x = rng.standard_normal((2, 3, 2, 2)).astype("float32")
+    with dygraph.guard():
+        prelu = dygraph.PRelu(mode, channel=3, input_shape=x.shape)
+        alpha = rng.uniform(0.1, 0.5, prelu.weight.shape).astype("float32")
+        prelu.weight.set_value(alpha)
+        out = prelu(dygraph.to_variable(x)).numpy()
+    assert prelu.weight.shape == {"all": [1], "channel": [1, 3, 1, 1], "element": [1, 3, 2, 2]}[mode]
+    np.testing.assert_allclose(out, np.where(x > 0, x, alpha * x), rtol=1e-6)
+    with pytest.raises(ValueError, match="mode"):
+        dygraph.PRelu("row")
+
+
+def test_bilinear_tensor_product_is_x_w_y_plus_bias():
+    x = rng.standard_normal((4, 3)).astype("float32")
+    y = rng.standard_normal((4, 5)).astype("float32")
+    with dygraph.guard():
+        layer = dygraph.BilinearTensorProduct(3, 5, 2, act="tanh")
+        layer.bias.set_value(np.array([[0.5, -0.5]], "float32"))
+        out = layer(dygraph.to_variable(x), dygraph.to_variable(y)).numpy()
+        expect = np.einsum("ni,kij,nj->nk", x, layer.weight.numpy(), y) + layer.bias.numpy()
+        assert dygraph.BilinearTensorProduct(3, 5, 2, bias_attr=False).bias is None
+    np.testing.assert_allclose(out, np.tanh(expect), rtol=1e-4, atol=1e-5)

@@ -1,5 +1,5 @@
 """What the 1.x layer classes share: Fluid 1.x's mode rule for their parameters, the activation after
-the op, and their argument checks."""
+the op, their filters' channels and how they run an op with saved statistics."""
 
 from __future__ import annotations
 
@@ -21,12 +21,6 @@ class Fluid1Mode:
 def activated(x, act: str | None):
     """`act` (an activation op's type, e.g. 'relu') applied to x; x itself when None."""
     return x if act is None else bind(act, {"X": [x]})
-
-
-def check_use_cudnn(layer: str, use_cudnn) -> None:
-    """use_cudnn picks Paddle's kernel, never the result: the one kernel here computes the same."""
-    if not isinstance(use_cudnn, bool):
-        raise ValueError(f"{layer}: use_cudnn expected True or False, got {use_cudnn!r}")
 
 
 def conv_filter_channels(layer: str, num_channels: int, groups) -> int:

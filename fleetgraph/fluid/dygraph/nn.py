@@ -17,21 +17,23 @@ import numpy as np
 
 from ...dygraph.dispatch import bind
 from ...dygraph.tensor import Tensor
-from ...initializer import Normal, NumpyArrayInitializer
+from ...initializer import Constant, Normal, NumpyArrayInitializer
 from ...layers import nn as _layers_nn
+from ...layers.conv_nd import check_use_cudnn
 from ...layers.recurrent import _unit_activation
 from ...layers.sampled import _SAMPLERS, _alias_tables
 from ...nn import BatchNorm as _BatchNorm
 from ...nn import functional as F
 from ...nn.layer.layers import Layer
 from ...param_attr import ParamAttr
-from ._helpers import Fluid1Mode, activated, check_use_cudnn, conv_filter_channels, run_op
+from ._helpers import Fluid1Mode, activated, conv_filter_channels, run_op
 from .losses import BCELoss, L1Loss, MSELoss
-from .nn_conv import TreeConv
+from .nn_conv import Conv2DTranspose, Conv3D, Conv3DTranspose, TreeConv
 from .nn_norm import GroupNorm, InstanceNorm, LayerNorm, SpectralNorm
 
 __all__ = [
     "Conv2D",
+    "Conv3D",
     "Pool2D",
     "Linear",
     "BatchNorm",
@@ -47,6 +49,10 @@ __all__ = [
     "GroupNorm",
     "SpectralNorm",
     "TreeConv",
+    "PRelu",
+    "BilinearTensorProduct",
+    "Conv2DTranspose",
+    "Conv3DTranspose",
 ]
 
 
@@ -278,3 +284,48 @@ class NCE(Fluid1Mode, Layer):
             inputs["SampleWeight"] = [weight]
         cost = bind("nce", inputs, self._attrs, out_slot="Cost", extra_outputs=("SampleLogits", "SampleLabels"))
         return cost / (self._num_neg_samples + 1)
+
+
+class PRelu(Fluid1Mode, Layer):
+    """max(0, x) + alpha * min(0, x), alpha (ones, float32 as Paddle's) one for all ('all'), one per
+    channel ('channel': [1, channel, 1, 1]) or one per element of a sample ('element': [1] +
+    input_shape[1:])."""
+
+    def __init__(self, mode, channel=None, input_shape=None, param_attr=None, dtype="float32") -> None:
+        if mode == "all":
+            shape = [1]
+        elif mode == "channel":
+            if not isinstance(channel, int):
+                raise ValueError(f"PRelu: mode 'channel' expected an int channel, got {channel!r}")
+            shape = [1, channel, 1, 1]
+        elif mode == "element":
+            if not isinstance(input_shape, (list, tuple)):
+                raise ValueError(f"PRelu: mode 'element' expected input_shape, a list or tuple, got {input_shape!r}")
+            shape = [1, *list(input_shape)[1:]]
+        else:
+            raise ValueError(f"PRelu: mode {mode!r}; expected 'all', 'channel' or 'element'")
+        super().__init__(name_scope="prelu", dtype=dtype)
+        self._mode = mode
+        self.weight = self.create_parameter(shape, param_attr, dtype="float32", default_initializer=Constant(1.0))
+
+    def forward(self, input):
+        return bind("prelu", {"X": [input], "Alpha": [self.weight]}, {"mode": self._mode})
+
+
+class BilinearTensorProduct(Fluid1Mode, Layer):
+    """act(out[n, i] = x[n] W[i] y[n]^T + b[i]): weight [output_dim, input1_dim, input2_dim]
+    (Xavier), bias [1, output_dim] (none with bias_attr=False); `name` names the output."""
+
+    def __init__(self, input1_dim, input2_dim, output_dim, name=None, act=None, param_attr=None, bias_attr=None,
+                 dtype="float32"):  # fmt: skip
+        super().__init__(dtype=dtype)
+        self._name, self._act = name, act
+        self.weight = self.create_parameter([output_dim, input1_dim, input2_dim], param_attr)
+        self.bias = None if bias_attr is False else self.create_parameter([1, output_dim], bias_attr, is_bias=True)
+
+    def forward(self, x, y):
+        inputs = {"X": [x], "Y": [y], "Weight": [self.weight]}
+        if self.bias is not None:
+            inputs["Bias"] = [self.bias]
+        name = None if self._name is None else f"{self.full_name()}.{self._name}"
+        return activated(bind("bilinear_tensor_product", inputs, name=name), self._act)
