@@ -256,8 +256,9 @@ def _multiplex_infer(ctx: InferContext) -> None:
 
 
 def _chosen(xp, ids, k: int, like):
-    """Rows whose id is k, as a 0/1 mask of like's dtype broadcast over like's trailing dims."""
-    return astype(xp, reshape(xp, ids, (-1,) + (1,) * (like.ndim - 1)) == k, like.dtype)
+    """Rows whose id is k, a boolean mask broadcast over like's trailing dims (rows are copied
+    by `where`, so a NaN in a row not chosen stays out, as Paddle's row copy)."""
+    return reshape(xp, ids, (-1,) + (1,) * (like.ndim - 1)) == k
 
 
 def _multiplex(xp, ids, xs):
@@ -267,7 +268,7 @@ def _multiplex(xp, ids, xs):
         raise IndexError(f"multiplex: Ids {host(picked).tolist()}; expected ids in [0, {count})")
     out = xp.zeros_like(xs[0])
     for k, x in enumerate(xs):
-        out = out + _chosen(xp, ids, k, x) * x
+        out = xp.where(_chosen(xp, ids, k, x), x, out)
     return out
 
 
@@ -283,7 +284,9 @@ register_op(  # reads X too (Paddle's reads Ids and Out@GRAD): the kernel counts
     "multiplex_grad",
     inputs=("Ids", "X*", "Out@GRAD"),
     outputs=("X@GRAD*",),
-    kernel=lambda xp, ids, xs, dout: [_chosen(xp, ids, k, dout) * dout for k in range(len(xs))],
+    kernel=lambda xp, ids, xs, dout: [
+        xp.where(_chosen(xp, ids, k, dout), dout, xp.zeros_like(dout)) for k in range(len(xs))
+    ],
 )
 
 # -- shard_index, hash --------------------------------------------------------------------------
