@@ -72,6 +72,41 @@ ABSENT: dict[str, str] = {
         "Paddle's Python handle on its C++ communicator thread; fleetgraph's trainers start and stop their "
         "communicator inside fleet.init_worker() and fleet.stop_worker()"
     ),
+    **{
+        f"paddle.fluid.contrib.{name}": reason
+        for names, reason in (
+            (
+                "slim Compressor quantize QuantizeTranspiler",
+                "model compression and quantization (PaddleSlim) are not built: fleetgraph trains in float32",
+            ),
+            (
+                "mixed_precision",
+                "float16 training needs float16 kernels, and fleetgraph's CPU kernels (as Paddle's CPU build) have "
+                "none; bfloat16 autocast is paddle.amp's",
+            ),
+            (
+                "HDFSClient multi_download multi_upload utils",
+                "HDFS clients driving the hadoop command line; fleetgraph reads and writes local (or mounted) paths",
+            ),
+            (
+                "decoder InitState StateCell TrainingDecoder BeamSearchDecoder",
+                "the contrib decoder API superseded in Paddle 1.8 by fluid.layers.BeamSearchDecoder and "
+                "dynamic_decode, which fleetgraph has",
+            ),
+            (
+                "match_matrix_tensor sequence_topk_avg_pooling var_conv_2d search_pyramid_hash rank_attention "
+                "tdm_child tdm_sampler fused_elemwise_activation partial_concat partial_sum shuffle_batch reader",
+                "Baidu-internal search, tree-sampling and fused ops of Paddle's contrib, not built",
+            ),
+            ("multiclass_nms2", DETECTION),
+            (
+                "convert_dist_to_sparse_program load_persistables_for_increment load_persistables_for_inference",
+                "helpers of Paddle's distributed-lookup-table inference; fleetgraph's pservers save and load their "
+                "tables themselves (fleet.save_persistables)",
+            ),
+        )
+        for name in names.split()
+    },
     "paddle.fluid.optimizer.DGCMomentumOptimizer": (
         "deep gradient compression for GPU all-reduce; Paddle's CPU build refuses it too"
     ),

@@ -31,6 +31,7 @@ from ..transpiler.backward import append_backward, gradients
 from . import (
     average,
     backward,
+    contrib,
     core,
     data_feeder,
     dataset,
@@ -101,6 +102,7 @@ __all__ = [
     "backward",
     "clip",
     "compiler",
+    "contrib",
     "convert_np_dtype_to_dtype_",
     "core",
     "cpt",
