@@ -64,6 +64,14 @@ def _static_shape(layer: str, shape) -> list[int]:
     return [int(d) for d in shape]
 
 
+def _positive_shape(layer: str, shape) -> list[int]:
+    """A shape of positive ints, as Paddle's uniform_random and randint assert."""
+    shape = _static_shape(layer, shape)
+    if any(d <= 0 for d in shape):
+        raise ValueError(f"{layer}: shape {shape}; expected positive dims")
+    return shape
+
+
 def _scalar_tensor(value, dtype):
     return value if isinstance(value, _TENSORS) else fill_constant([1], dtype, value)
 
@@ -225,9 +233,7 @@ def randn(shape, out=None, dtype=None, device=None, stop_gradient=True, name=Non
 def randint(low, high=None, shape=None, out=None, dtype=None, device=None, stop_gradient=False, seed=0, name=None):
     """Integers uniform on [low, high) (on [0, low) when high is None) of shape ([1] when None)."""
     dtype = _check_dtype("randint", "int64" if dtype is None else dtype, ("int32", "int64"))
-    shape = _static_shape("randint", [1] if shape is None else shape)
-    if any(d <= 0 for d in shape):
-        raise ValueError(f"randint: shape {shape}; expected positive dims")
+    shape = _positive_shape("randint", [1] if shape is None else shape)
     if high is None:
         low, high = 0, low
     if low >= high:
@@ -252,7 +258,7 @@ def randperm(n, out=None, dtype="int64", device=None, stop_gradient=True, seed=0
 def uniform_random(shape, dtype="float32", min=-1.0, max=1.0, seed=0):
     """Draws uniform on [min, max) of shape; seed 0 draws from the global stream (paddle.seed)."""
     dtype = _check_dtype("uniform_random", dtype, ("float32", "float64"))
-    attrs = {"shape": _static_shape("uniform_random", shape), "min": float(min), "max": float(max)}
+    attrs = {"shape": _positive_shape("uniform_random", shape), "min": float(min), "max": float(max)}
     attrs.update(seed=int(seed), dtype=dtype)
     return bind("uniform_random", {}, attrs, dtype=dtype)
 
