@@ -100,7 +100,7 @@ class Optimizer:
 
     def backward(self, loss, startup_program=None, parameter_list=None, no_grad_set=None, callbacks=None):
         params = parameter_list if parameter_list is not None else self._parameter_list
-        return append_backward(loss, params, no_grad_set)
+        return append_backward(loss, params, no_grad_set, callbacks)
 
     def apply_optimize(self, loss, startup_program, params_grads):
         program = loss.block.program
