@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from op_cases.normalization import (
+    ref_data_norm,
     ref_group_norm,
     ref_instance_norm,
     ref_layer_norm,
@@ -336,3 +337,34 @@ def test_lstm_has_paddle_1_8s_flat_weight_size_and_a_gradient_for_it():
     assert grad.shape == (1584,) and out.shape == (7, -1, 12) and last_h.shape == (4, -1, 6)
     with pytest.raises(ValueError, match="expected at most max_len 6"):
         fluid.layers.lstm(x, h0, c0, 6, 6, 2, is_bidirec=True)
+
+
+def test_data_norm_gives_each_batchs_summaries_as_its_statistics_gradients():
+    """data_norm_grad's CPU kernel: the batch's count, sum and squared deviations (plus count *
+    epsilon) per feature; with slots, per-row averages over the shown rows. X's gradient is
+    dY * scales for every feature, shown or not."""
+    x = np.array([[0.5, 1.0, 0.0, 2.0], [0.0, 3.0, 1.5, -1.0], [1.0, -2.0, 0.5, 0.5]], "float32")
+    for slot_dim in (-1, 2):
+        main, startup = Program(), Program()
+        with program_guard(main, startup), unique_name.guard():
+            data = fluid.data("x", [3, 4], "float32")
+            data.stop_gradient = False
+            y = fluid.layers.data_norm(data, epsilon=1e-4, slot_dim=slot_dim)
+            stats = [main.global_block().var(f"dn.{s}") for s in ("batch_size", "batch_sum", "batch_square_sum")]
+            grads = fluid.gradients([fluid.layers.reduce_sum(y)], [data, *stats])
+        exe, scope = fluid.Executor(), paddle.static.Scope()
+        exe.run(startup, scope=scope)
+        got_y, dx, size, total, square = exe.run(main, feed={"x": x}, fetch_list=[y, *grads], scope=scope)
+        want = ref_data_norm(x, np.full(4, 1e4), np.zeros(4), np.full(4, 1e4), slot_dim=slot_dim)["Y"]
+        np.testing.assert_allclose(got_y, want, rtol=1e-6)
+        np.testing.assert_allclose(dx, np.ones_like(x))  # scales are sqrt(1e4 / 1e4)
+        if slot_dim < 0:
+            np.testing.assert_allclose(size, [3, 3, 3, 3])
+            np.testing.assert_allclose(total, x.sum(axis=0), rtol=1e-6)
+            np.testing.assert_allclose(square, (x**2).sum(axis=0) + 3e-4, rtol=1e-6)
+        else:  # row 1's first slot is not shown
+            shown = np.array([[1, 1, 0, 0], [0, 0, 1, 1], [1, 1, 1, 1]], bool)
+            count = shown.sum(axis=0)
+            np.testing.assert_allclose(size, [1, 1, 1, 1])
+            np.testing.assert_allclose(total, (x * shown).sum(axis=0) / count, rtol=1e-6)
+            np.testing.assert_allclose(square, (x**2 * shown).sum(axis=0) / count + count * 1e-4, rtol=1e-6)

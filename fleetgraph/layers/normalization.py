@@ -14,6 +14,7 @@ from .recurrent import _check_float
 
 __all__ = [
     "affine_channel",
+    "data_norm",
     "group_norm",
     "inplace_abn",
     "instance_norm",
@@ -257,3 +258,60 @@ def inplace_abn(
         },
     )
     return out
+
+
+def data_norm(
+    input,
+    act=None,
+    epsilon=1e-05,
+    param_attr=None,
+    data_layout="NCHW",
+    in_place=False,
+    name=None,
+    moving_mean_name=None,
+    moving_variance_name=None,
+    do_model_average_for_mean_and_var=True,
+    slot_dim=-1,
+    sync_stats=False,
+    summary_decay_rate=0.9999999,
+    enable_scale_and_shift=False,
+):
+    """(input - BatchSum / BatchSize) * sqrt(BatchSize / BatchSquareSum) per feature of a 2-D input,
+    the three summaries parameters named `<name or 'dn'>.batch_size` etc. (so unnamed data_norms
+    share them, as Paddle's), started from param_attr's dict values 'batch_size', 'batch_sum',
+    'batch_square' (1e4, 0, 1e4); with slot_dim, a slot whose first value is 0 gives zeros; with
+    enable_scale_and_shift, a learned scale_w and bias follow. As in Paddle 1.8, moving_mean_name,
+    moving_variance_name and do_model_average_for_mean_and_var are accepted and unused, and
+    summary_decay_rate only matters to sync_stats (unsupported here)."""
+    _check_float("data_norm", "input", input)
+    if in_place:
+        raise NotImplementedError("data_norm: in_place (the result written over input) is not supported")
+    if data_layout not in ("NCHW", "NHWC"):
+        raise ValueError(f"data_norm: data_layout expected 'NCHW' or 'NHWC', got {data_layout!r}")
+    if sync_stats:
+        raise NotImplementedError("data_norm: sync_stats (statistics synchronized across GPUs) is not supported")
+    helper = LayerHelper("data_norm", name, inputs=input)
+    c = [input.shape[1] if data_layout == "NCHW" else input.shape[-1]]
+    given = param_attr if isinstance(param_attr, dict) else {}
+    prefix = name or "dn"
+
+    def summary(suffix: str, value: float):
+        attr = ParamAttr(name=f"{prefix}.{suffix}", initializer=Constant(float(value)), trainable=True)
+        return helper.create_parameter(attr, c, input.dtype)
+
+    inputs = {
+        "X": [input],
+        "BatchSize": [summary("batch_size", given.get("batch_size", 1e4))],
+        "BatchSum": [summary("batch_sum", given.get("batch_sum", 0.0))],
+        "BatchSquareSum": [summary("batch_square_sum", given.get("batch_square", 1e4))],
+    }
+    attrs = {"epsilon": float(epsilon), "sync_stats": False, "summary_decay_rate": float(summary_decay_rate)}
+    if slot_dim > 0:
+        attrs["slot_dim"] = int(slot_dim)
+    if enable_scale_and_shift:
+        attrs["enable_scale_and_shift"] = True
+        inputs["scale_w"] = [summary("scale_w", given.get("scale_w", 1.0))]
+        inputs["bias"] = [summary("bias", given.get("bias", 0.0))]
+    out, means, scales = _outputs(helper, input.dtype, "Means", "Scales")
+    helper.append_op("data_norm", inputs, {"Y": [out], "Means": [means], "Scales": [scales]}, attrs)
+    return helper.append_activation(out, act)

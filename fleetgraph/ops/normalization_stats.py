@@ -1,13 +1,15 @@
-"""Normalizations whose statistics outlive one run: spectral_norm (its power-iteration vectors U, V)
-and inplace_abn (batch_norm's running mean and variance, with an activation fused in); plus the
-standardization gradient every normalization op of ops/normalization.py shares."""
+"""Normalizations whose statistics outlive one run: spectral_norm (its power-iteration vectors U, V),
+inplace_abn (batch_norm's running mean and variance, with an activation fused in) and data_norm
+(summaries of all batches seen: its gradient op gives each batch's count, sum and squared deviations
+as the summaries' gradients); plus the standardization gradient every normalization op of
+ops/normalization.py shares."""
 
 from __future__ import annotations
 
 from ..ir import InferContext, make_grad_op, register_op
 from ..ir.errors import fmt_shape
 from ._common import prod
-from ._xp import reshape, total
+from ._xp import astype, reshape, total
 from .norm import _BN_ATTRS, _batch_norm_infer, _channel_axis, _global_stats
 
 
@@ -197,5 +199,109 @@ register_op(
     outputs=("X@GRAD", "Scale@GRAD", "Bias@GRAD"),
     attrs=_ABN_ATTRS,
     kernel=_inplace_abn_grad,
+    wants_outputs=True,
+)
+
+
+# -- data_norm: (X - BatchSum / BatchSize) * sqrt(BatchSize / BatchSquareSum), slots of shown features --
+
+_SHOW_PRECISION = 1e-7  # Paddle's min_precision: a slot whose first value is within it is not shown
+
+
+def _data_norm_infer(ctx: InferContext) -> None:
+    x = ctx.check_rank("X", (2,))
+    if ctx.attr("sync_stats"):
+        raise NotImplementedError("data_norm: sync_stats (statistics synchronized across GPUs) is not supported")
+    c = x[1]
+    slot_dim = ctx.attr("slot_dim")
+    if slot_dim > 0 and c >= 0 and c % slot_dim:
+        raise ctx.error(f"slot_dim {slot_dim}: expected a divisor of X's {c} features")
+    slots = ["BatchSize", "BatchSum", "BatchSquareSum"]
+    if ctx.attr("enable_scale_and_shift"):
+        slots += ["scale_w", "bias"]
+    for slot in slots:
+        if not ctx.has_input(slot) or tuple(ctx.input_shape(slot)) != (c,):
+            got = fmt_shape(ctx.input_shape(slot)) if ctx.has_input(slot) else "nothing"
+            raise ctx.error(f"{slot}: expected shape [{c}] (X's features), got {got}")
+    ctx.set_output("Y", x, ctx.input_dtype("X"), lod_level=ctx.input_var("X").lod_level)
+    ctx.set_output("Means", (c,), ctx.input_dtype("X"))
+    ctx.set_output("Scales", (c,), ctx.input_dtype("X"))
+
+
+def _shown(xp, x, slot_dim):
+    """[N, C] mask of the features whose slot is shown (its first value is not ~0); None without slots."""
+    if slot_dim <= 0:
+        return None
+    n, c = x.shape
+    first = reshape(xp, x, (n, c // slot_dim, slot_dim))[:, :, :1]
+    shown = (first <= -_SHOW_PRECISION) | (first >= _SHOW_PRECISION)
+    return reshape(xp, xp.broadcast_to(shown, (n, c // slot_dim, slot_dim)), (n, c))
+
+
+def _zero_unshown(xp, a, shown):
+    return a if shown is None else xp.where(shown, a, xp.zeros_like(a))
+
+
+def _data_norm(xp, x, batch_size, batch_sum, batch_square_sum, scale_w, bias, *, slot_dim, enable_scale_and_shift, **_):
+    means = batch_sum / batch_size
+    scales = xp.sqrt(batch_size / batch_square_sum)
+    y = (x - means) * scales
+    if enable_scale_and_shift:
+        y = y * scale_w + bias
+    return _zero_unshown(xp, y, _shown(xp, x, slot_dim)), means, scales
+
+
+def _batch_summaries(xp, x, means, shown, epsilon):
+    """This batch's count, sum and squared deviations per feature, Paddle's 'gradients' of the
+    summaries; with slots, over the shown rows, as averages of one row plus count * epsilon."""
+    dev = (x - means) ** 2
+    if shown is None:
+        n = x.shape[0]
+        return xp.full_like(means, n), total(xp, x, axis=0), total(xp, dev, axis=0) + n * epsilon
+    count = total(xp, astype(xp, shown, x.dtype), axis=0)
+    seen = count >= 1
+    safe = xp.where(seen, count, xp.ones_like(count))
+    zero = xp.zeros_like(count)
+    mean_sum = total(xp, _zero_unshown(xp, x, shown), axis=0) / safe
+    mean_square = total(xp, _zero_unshown(xp, dev, shown), axis=0) / safe + count * epsilon
+    return xp.where(seen, xp.ones_like(count), zero), xp.where(seen, mean_sum, zero), xp.where(seen, mean_square, zero)
+
+
+def _data_norm_grad(xp, x, scale_w, bias, means, scales, dy, *, slot_dim, enable_scale_and_shift, epsilon, need, **_):
+    shown = _shown(xp, x, slot_dim)
+    dscale_w = dbias = None
+    if enable_scale_and_shift:
+        dx = _zero_unshown(xp, dy * scales * scale_w, shown)
+        dbias = total(xp, _zero_unshown(xp, dy, shown), axis=0)
+        dscale_w = total(xp, _zero_unshown(xp, (x - means) * scales * dy, shown), axis=0)
+    else:
+        dx = dy * scales  # Paddle's: every feature, shown or not
+    return (dx, *_batch_summaries(xp, x, means, shown, epsilon), dscale_w, dbias)
+
+
+_DN_ATTRS = {
+    "epsilon": 1e-4,
+    "slot_dim": -1,
+    "summary_decay_rate": 0.9999999,
+    "enable_scale_and_shift": False,
+    "data_layout": "NCHW",
+    "sync_stats": False,
+}
+_DN_GRADS = ("X@GRAD", "BatchSize@GRAD", "BatchSum@GRAD", "BatchSquareSum@GRAD", "scale_w@GRAD", "bias@GRAD")
+register_op(
+    "data_norm",
+    inputs=("X", "BatchSize", "BatchSum", "BatchSquareSum", "scale_w?", "bias?"),
+    outputs=("Y", "Means", "Scales"),
+    attrs=_DN_ATTRS,
+    infer_shape=_data_norm_infer,
+    grad=make_grad_op(inputs=("X", "scale_w", "bias", "Means", "Scales", "Y@GRAD"), outputs=_DN_GRADS),
+    kernel=_data_norm,
+)
+register_op(
+    "data_norm_grad",
+    inputs=("X", "scale_w?", "bias?", "Means", "Scales", "Y@GRAD"),
+    outputs=_DN_GRADS,
+    attrs=_DN_ATTRS,
+    kernel=_data_norm_grad,
     wants_outputs=True,
 )

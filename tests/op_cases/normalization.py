@@ -191,6 +191,48 @@ case(
     reference=ref_affine_channel,
 )
 
+
+def ref_data_norm(X, BatchSize, BatchSum, BatchSquareSum, scale_w=None, bias=None, *, slot_dim, **a):
+    """test_data_norm_op.py's _reference_testing, with scale and shift where given."""
+    means, scales = BatchSum / BatchSize, np.sqrt(BatchSize / BatchSquareSum)
+    y = np.zeros_like(X)
+    for i in range(X.shape[0]):
+        for j in range(0, X.shape[1], slot_dim if slot_dim > 0 else X.shape[1]):
+            if slot_dim <= 0 or abs(X[i, j]) >= 1e-7:
+                width = slot_dim if slot_dim > 0 else X.shape[1]
+                y[i, j : j + width] = (X[i, j : j + width] - means[j : j + width]) * scales[j : j + width]
+    if scale_w is not None:
+        y = np.where(y != 0, y * scale_w + bias, 0) if slot_dim > 0 else y * scale_w + bias
+    return {"Y": y, "Means": means, "Scales": scales}
+
+
+_DN_OUT = {"Y": 1, "Means": 1, "Scales": 1}
+_DN_STATS = {
+    "BatchSize": positive(4, seed=1) * 10,
+    "BatchSum": rand(4, seed=2),
+    "BatchSquareSum": positive(4, seed=3) * 5,
+}
+case(
+    "data_norm",
+    {"X": rand(5, 4), **_DN_STATS},
+    outputs=_DN_OUT,
+    loss_outputs=("Y",),
+    no_grad=tuple(_DN_STATS),  # their 'gradients' are the batch's summaries: test_normalization_projection.py
+    reference=ref_data_norm,
+)
+_DN_SLOTS = rand(4, 4, seed=4)
+_DN_SLOTS[1, 0] = _DN_SLOTS[3, 2] = 0.0  # two slots not shown
+case(
+    "data_norm",
+    {"X": _DN_SLOTS, **_DN_STATS, "scale_w": positive(4, seed=5), "bias": rand(4, seed=6)},
+    attrs={"slot_dim": 2, "enable_scale_and_shift": True},
+    outputs=_DN_OUT,
+    loss_outputs=("Y",),
+    no_grad=("X", *_DN_STATS),  # a nudge to a slot's zero shows the slot
+    name="slots_scale_shift",
+    reference=ref_data_norm,
+)
+
 NOT_EXPORTED.update(
     {
         "layer_norm": "no ONNX exporter yet (LayerNormalization, its Variance from InvStdDev)",
@@ -201,6 +243,7 @@ NOT_EXPORTED.update(
         "affine_channel": "no ONNX exporter yet (Mul and Add of per-channel vectors reshaped to broadcast)",
         "spectral_norm": "no ONNX exporter yet (the power iterations unrolled: MatMul, ReduceL2, Div per step)",
         "inplace_abn": "no ONNX exporter yet (BatchNormalization then LeakyRelu or Elu, in test mode)",
+        "data_norm": "no ONNX exporter yet (Sub, Mul of the summaries' means and scales; slots need a Where)",
     }
 )
 
