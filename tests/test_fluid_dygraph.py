@@ -291,3 +291,40 @@ def test_backward_strategy_carries_sort_sum_gradient():
     assert strategy.sort_sum_gradient is False
     strategy.sort_sum_gradient = True
     assert strategy.sort_sum_gradient
+
+
+def _nll_reference(logs, targets, weight, reduction, ignore_index):
+    """Paddle 1.8.5's test_nll_loss.py loops (nll_loss_1d / nll_loss_2d), for any trailing dims."""
+    out = np.zeros(targets.shape)
+    total = 0.0
+    for idx in np.ndindex(*targets.shape):
+        t = targets[idx]
+        if t == ignore_index:
+            continue
+        w = weight[t] if weight is not None else 1.0
+        total += w
+        out[idx] = -logs[(idx[0], t, *idx[1:])] * w
+    return {"sum": out.sum(), "mean": out.sum() / total, "none": out}[reduction]
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("shape", [(6, 4), (3, 4, 2, 3), (2, 4, 5)], ids=["1d", "2d", "3d"])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_nll_loss_picks_the_labels_log_probability_as_paddles_loops(reduction, shape, weighted):
+    logs = rng.standard_normal(shape)
+    targets = rng.integers(0, shape[1], (shape[0], *shape[2:]))
+    targets.reshape(-1)[::4] = 1  # the ignored class, some of the time
+    weight = rng.uniform(0.5, 2.0, shape[1]) if weighted else None
+    with dygraph.guard():
+        loss = dygraph.NLLLoss(
+            weight=None if weight is None else dygraph.to_variable(weight), reduction=reduction, ignore_index=1
+        )
+        x = dygraph.to_variable(logs)
+        x.stop_gradient = False
+        out = loss(x, dygraph.to_variable(targets))
+        expect = _nll_reference(logs, targets, weight, reduction, 1)
+        np.testing.assert_allclose(out.numpy().reshape(np.shape(expect)), expect, rtol=1e-10)
+        fluid.layers.reduce_sum(out).backward()
+        assert np.all(x.gradient()[:, 1] == 0)  # the ignored class gets no gradient
+    with pytest.raises(ValueError, match="reduction"):
+        dygraph.NLLLoss(reduction="max")

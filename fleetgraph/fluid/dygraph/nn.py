@@ -27,7 +27,7 @@ from ...nn import functional as F
 from ...nn.layer.layers import Layer
 from ...param_attr import ParamAttr
 from ._helpers import Fluid1Mode, activated, conv_filter_channels, run_op
-from .losses import BCELoss, L1Loss, MSELoss
+from .losses import BCELoss, L1Loss, MSELoss, NLLLoss
 from .nn_conv import Conv2DTranspose, Conv3D, Conv3DTranspose, TreeConv
 from .nn_norm import GroupNorm, InstanceNorm, LayerNorm, SpectralNorm
 
@@ -45,6 +45,7 @@ __all__ = [
     "NCE",
     "MSELoss",
     "L1Loss",
+    "NLLLoss",
     "BCELoss",
     "GroupNorm",
     "SpectralNorm",
