@@ -294,26 +294,26 @@ def auc(input, label, curve="ROC", num_thresholds=2**12 - 1, topk=1, slide_steps
     """ROC AUC of the positive-class probabilities `input[:, -1]`: over the last `slide_steps` batches
     and over all batches so far, as two auc ops (window first, as Paddle). Returns (auc, batch_auc,
     [batch_stat_pos, batch_stat_neg, stat_pos, stat_neg]): persistable int64 histograms started at
-    zero, in Paddle's layout (ops/metric.py `stat_shape`)."""
+    zero, in Paddle's layout (ops/metric.py `stat_shape`), named as Paddle names a global variable
+    made without a name (`_generated_var_N`, in that order), which scripts reset by name."""
     if curve != "ROC":
         raise FleetgraphError(f"auc: curve expected 'ROC', got {curve!r}")
     helper = LayerHelper("auc", name, inputs=[input, label])
-    results, stats = [], []
-    for steps in (slide_steps, 0):
+    auc_out, batch_auc = (helper.create_variable_for_type_inference("float64", stop_gradient=True) for _ in range(2))
+    stats = []
+    for out, steps in ((batch_auc, slide_steps), (auc_out, 0)):
+        shape = list(stat_shape(num_thresholds, steps))
         pos, neg = (
-            helper.create_global_variable(list(stat_shape(num_thresholds, steps)), "int64", persistable=True)
+            helper.create_global_variable(shape, "int64", persistable=True, name=unique_name.generate("_generated_var"))
             for _ in range(2)
         )
         for stat in (pos, neg):
             helper.set_variable_initializer(stat, Constant(0.0))
-        out = helper.create_variable_for_type_inference("float64", stop_gradient=True)
         helper.append_op(
             "auc",
             {"Predict": [input], "Label": [label], "StatPos": [pos], "StatNeg": [neg]},
             {"AUC": [out], "StatPosOut": [pos], "StatNegOut": [neg]},
             {"curve": curve, "num_thresholds": num_thresholds, "slide_steps": steps},
         )
-        results.append(out)
         stats += [pos, neg]
-    batch_auc, auc_out = results
     return auc_out, batch_auc, stats
