@@ -20,6 +20,7 @@ from op_cases.projection import ref_bilinear, ref_im2sequence, ref_position_enco
 import fleetgraph as paddle
 import fleetgraph.fluid as fluid
 from fleetgraph.ir import Program, program_guard, unique_name
+from fleetgraph.ops.normalization_stats import _power_iteration, _spectral_norm_grad
 
 
 def run_static(build, **feeds):
@@ -368,3 +369,15 @@ def test_data_norm_gives_each_batchs_summaries_as_its_statistics_gradients():
             np.testing.assert_allclose(size, [1, 1, 1, 1])
             np.testing.assert_allclose(total, (x * shown).sum(axis=0) / count, rtol=1e-6)
             np.testing.assert_allclose(square, (x**2 * shown).sum(axis=0) / count + count * 1e-4, rtol=1e-6)
+
+
+def test_spectral_norm_gradient_agrees_with_paddles_kernel_where_its_formula_holds():
+    """Paddle's kernel (1.8 to 3.x) computes dOut * (1 - u v^T * sum(W / sigma)) / sigma, the exact
+    gradient only for a uniform dOut (what its unit test feeds); ours is exact for any dOut and
+    equals Paddle's there."""
+    weight, u, v = RNG.uniform(-1, 1, (4, 6)), RNG.normal(0, 1, 4), RNG.normal(0, 1, 6)
+    dout = np.full((4, 6), 0.3)
+    uu, vv, sigma = _power_iteration(np, weight, u, v, 0, 2, 1e-12)
+    paddles = dout * (1 - uu @ vv.T * (weight / sigma).sum()) / sigma
+    got = _spectral_norm_grad(np, weight, u, v, dout, dim=0, power_iters=2, eps=1e-12)
+    np.testing.assert_allclose(got, paddles, rtol=1e-12)
