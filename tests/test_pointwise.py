@@ -329,6 +329,21 @@ def test_elementwise_equal_size_rank_and_is_empty(run):
     assert empty.tolist() == [False]
 
 
+def test_clamp_log1p_and_logsumexp_write_into_a_given_variable():
+    main = Program()
+    x = np.array([[-2.0, 0.5], [3.0, 0.25]], "float32")
+    with program_guard(main, Program()):
+        v = fluid.data("x", [2, 2], "float32")
+        outs = [main.global_block().create_var(f"out{i}", dtype="float32") for i in range(3)]
+        assert L.clamp(v, min=0.0, max=1.0, output=outs[0]) is outs[0]
+        assert L.log1p(L.abs(v), out=outs[1]) is outs[1]
+        assert L.logsumexp(v, dim=1, out=outs[2]) is outs[2]
+    got = fluid.Executor().run(main, feed={"x": x}, fetch_list=outs, scope=paddle.static.Scope())
+    np.testing.assert_allclose(got[0], np.clip(x, 0, 1))
+    np.testing.assert_allclose(got[1], np.log1p(abs(x)), rtol=1e-6)
+    np.testing.assert_allclose(got[2], np.log(np.exp(x).sum(axis=1)), rtol=1e-6)
+
+
 def test_is_empty_writes_into_cond():
     main = Program()
     with program_guard(main, Program()):
@@ -343,7 +358,7 @@ def test_is_empty_writes_into_cond():
 def test_layers_refuse_wrong_dtypes_as_paddles_checks():
     with program_guard(Program(), Program()):
         ints = fluid.data("i", [3], "int32")
-        for layer in (L.thresholded_relu, L.gelu, L.elu, L.softshrink, L.selu, L.mish):
+        for layer in (L.acos, L.rsqrt, L.thresholded_relu, L.gelu, L.elu, L.softshrink, L.selu, L.mish):
             with pytest.raises(TypeError, match=layer.__name__):
                 layer(ints)
         with pytest.raises(TypeError, match="isfinite: x expected a Variable"):

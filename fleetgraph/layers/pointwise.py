@@ -35,9 +35,22 @@ def _set(**attrs) -> dict:
     return {k: v for k, v in attrs.items() if v is not None}
 
 
-# `f(x, name=None)`: Paddle 1.8's generate_activation_fn layers (ops.py __activations_noattr__)
+def _unattributed(op_type: str):
+    """`f(x, name=None)`: Paddle 1.8's generate_activation_fn layer (ops.py __activations_noattr__),
+    which takes float variables only; on a Tensor the op's eager function runs straight away."""
+    run = bind_function(op_type)
+
+    def layer(x, name=None):
+        _check(op_type, "x", x)
+        return run(x, name)
+
+    layer.__name__ = op_type
+    layer.__doc__ = f"`{op_type}` of x, elementwise (Paddle 1.8's fluid.layers.{op_type})."
+    return layer
+
+
 acos, asin, atan, sin, round, reciprocal, rsqrt, logsigmoid, tanh_shrink, softplus, softsign = (  # noqa: A001
-    bind_function(t)
+    _unattributed(t)
     for t in "acos asin atan sin round reciprocal rsqrt logsigmoid tanh_shrink softplus softsign".split()
 )
 
@@ -47,9 +60,9 @@ def _activation(op_type: str, x, attrs: dict, name=None, dtypes=_FLOATS):
     return bind(op_type, {"X": [x]}, attrs, name=name)
 
 
-def _into(op_type: str, x, out):
+def _into(op_type: str, x, out, attrs=None):
     """Op `op_type` of x written into the existing variable `out` (Paddle's `out=` arguments)."""
-    LayerHelper(op_type, inputs=x).append_op(op_type, {"X": [x]}, {"Out": [out]})
+    LayerHelper(op_type, inputs=x).append_op(op_type, {"X": [x]}, {"Out": [out]}, attrs)
     return out
 
 
@@ -210,7 +223,7 @@ _UNSET_MIN, _UNSET_MAX = 0.0, math.inf
 
 
 def clamp(input, min=None, max=None, output=None, name=None):  # noqa: A002
-    """input clipped to [min, max] with the clip op. An unset bound is Paddle 1.8's
+    """input clipped to [min, max] with the clip op (written into `output` when given). An unset bound is Paddle 1.8's
     sys.float_info.min / max as its float attr holds them, 0.0 and inf: clamp(x, max=m) of a
     negative x gives 0, as Paddle 1.8's does."""
     _check("clamp", "input", input, ("float32", "float64"))
@@ -221,9 +234,9 @@ def clamp(input, min=None, max=None, output=None, name=None):  # noqa: A002
             raise NotImplementedError(f"clamp: {what} as a Variable is not supported (the clip op here takes numbers)")
         if bound is not None and not isinstance(bound, float):
             raise TypeError(f"clamp: {what} expected a float or a Variable, got {type(bound).__name__}")
-    if output is not None:
-        raise NotImplementedError("clamp: output is not supported; use the returned variable")
     attrs = {"min": _UNSET_MIN if min is None else min, "max": _UNSET_MAX if max is None else max}
+    if output is not None:
+        return _into("clip", input, output, attrs)
     return bind("clip", {"X": [input]}, attrs, name=name)
 
 
