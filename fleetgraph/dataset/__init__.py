@@ -1,5 +1,6 @@
-"""Datasets as readers: uci_housing, mnist and flowers (real files when present, synthetic otherwise)."""
+"""Datasets as readers: uci_housing, mnist, flowers, imikolov and movielens (real files when present,
+synthetic otherwise)."""
 
-from . import flowers, mnist, uci_housing
+from . import flowers, imikolov, mnist, movielens, uci_housing
 
-__all__ = ["flowers", "mnist", "uci_housing"]
+__all__ = ["flowers", "imikolov", "mnist", "movielens", "uci_housing"]

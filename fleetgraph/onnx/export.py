@@ -24,6 +24,7 @@ from ..ir.program import Variable
 from ..ir.prune import prune_for_inference
 from . import (  # noqa: F401  (they fill EXPORTERS)
     to_onnx_control_flow,
+    to_onnx_creation,
     to_onnx_loss,
     to_onnx_math,
     to_onnx_nn,
