@@ -328,3 +328,31 @@ def test_nll_loss_picks_the_labels_log_probability_as_paddles_loops(reduction, s
         assert np.all(x.gradient()[:, 1] == 0)  # the ignored class gets no gradient
     with pytest.raises(ValueError, match="reduction"):
         dygraph.NLLLoss(reduction="max")
+
+
+class Scaled(dygraph.Layer):
+    def __init__(self) -> None:
+        super().__init__()
+        self.scale = self.create_parameter([2], default_initializer=fluid.initializer.Constant(3.0))
+
+    def forward(self, x):
+        return x * self.scale
+
+
+def test_a_fluid_layer_subclass_makes_eager_parameters_only_in_imperative_mode():
+    import fleetgraph.nn as nn
+
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        static = Scaled()
+        out = static(fluid.data("x", [None, 2]))
+    assert not isinstance(static.scale, Tensor) and isinstance(static, nn.Layer)
+    exe = fluid.Executor(fluid.CPUPlace())
+    with fluid.scope_guard(fluid.Scope()):
+        exe.run(startup)
+        (got,) = exe.run(main, feed={"x": np.ones([1, 2], "float32")}, fetch_list=[out])
+    np.testing.assert_allclose(got, [[3.0, 3.0]])
+    with dygraph.guard():
+        eager = Scaled()
+        assert isinstance(eager.scale, Tensor)
+        np.testing.assert_allclose(eager(dygraph.to_variable(np.ones([2], "float32"))).numpy(), [3.0, 3.0])

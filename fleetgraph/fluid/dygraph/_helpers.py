@@ -1,21 +1,10 @@
-"""What the 1.x layer classes share: Fluid 1.x's mode rule for their parameters, the activation after
-the op, their filters' channels and how they run an op with saved statistics."""
+"""What the 1.x layer classes share: the activation after the op, their filters' channels and how
+they run an op with saved statistics."""
 
 from __future__ import annotations
 
-import contextlib
-
-from ...dygraph import mode
 from ...dygraph.dispatch import bind
 from ...layers.helper import LayerHelper
-
-
-class Fluid1Mode:
-    """Mixed into a Layer (first among its bases): parameters and forward eager only in imperative
-    mode, as Fluid 1.x's layers (paddle.nn.Layer's default is eager)."""
-
-    def _mode_guard(self):
-        return mode.eager_guard() if mode.eager_by_default() else contextlib.nullcontext()
 
 
 def activated(x, act: str | None):

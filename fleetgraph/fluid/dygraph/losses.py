@@ -6,10 +6,10 @@ from __future__ import annotations
 from ...dygraph.dispatch import bind
 from ...layers.loss import _check_reduction, _reduce, binary_cross_entropy
 from ...nn import MSELoss as _MSELoss
-from ...nn.layer.layers import Layer
+from .layers import Layer
 
 
-class MSELoss(_MSELoss):
+class MSELoss(Layer, _MSELoss):
     """(input - label)^2, reduced."""
 
     def __init__(self, reduction="mean") -> None:

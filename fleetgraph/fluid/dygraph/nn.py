@@ -5,10 +5,8 @@ Each is a `paddle.nn.Layer` whose forward ends in the registered op through the 
 called on static Variables, as Paddle 1.8's. Parameters are made with 1.x's shapes, defaults
 (Xavier weights, zero biases, Normal(0, sqrt(2 / fan_in)) convolution filters) and `dtype`.
 
-Where their parameters live is Fluid 1.x's rule (Fluid1Mode): eager Tensors in imperative mode
-(inside `fluid.dygraph.guard()`, after `enable_dygraph()` or `paddle.disable_static()`, or made
-inside an eager Layer's forward), else static Parameters of the default programs, as a Paddle 1.8
-script that builds a program with them expects (paddle.nn's layers are eager by default instead).
+Each is a `fluid.dygraph.Layer`, so its parameters live where Fluid 1.x's mode rule puts them:
+eager Tensors in imperative mode, else static Parameters of the default programs.
 """
 
 from __future__ import annotations
@@ -24,9 +22,9 @@ from ...layers.recurrent import _unit_activation
 from ...layers.sampled import _SAMPLERS, _alias_tables
 from ...nn import BatchNorm as _BatchNorm
 from ...nn import functional as F
-from ...nn.layer.layers import Layer
 from ...param_attr import ParamAttr
-from ._helpers import Fluid1Mode, activated, conv_filter_channels, run_op
+from ._helpers import activated, conv_filter_channels, run_op
+from .layers import Layer
 from .losses import BCELoss, L1Loss, MSELoss, NLLLoss
 from .nn_conv import Conv2DTranspose, Conv3D, Conv3DTranspose, TreeConv
 from .nn_norm import GroupNorm, InstanceNorm, LayerNorm, SpectralNorm
@@ -57,7 +55,7 @@ __all__ = [
 ]
 
 
-class Conv2D(Fluid1Mode, Layer):
+class Conv2D(Layer):
     """A 2-D convolution over NCHW input: filter [num_filters, num_channels / groups, kh, kw],
     Normal(0, sqrt(2 / (kh * kw * num_channels))); bias [num_filters] (none with bias_attr=False);
     then `act`."""
@@ -96,7 +94,7 @@ class Conv2D(Fluid1Mode, Layer):
         return activated(out, self._act)
 
 
-class Pool2D(Fluid1Mode, Layer):
+class Pool2D(Layer):
     """Max or average pooling (fluid.layers.pool2d's op and arguments)."""
 
     def __init__(
@@ -126,7 +124,7 @@ class Pool2D(Fluid1Mode, Layer):
         return _layers_nn.pool2d(input, *self._args, exclusive=self._exclusive, data_format=self._data_format)
 
 
-class Linear(Fluid1Mode, Layer):
+class Linear(Layer):
     """act(input @ weight + bias) over the last axis: weight [input_dim, output_dim] (Xavier), bias
     [output_dim] zero (none with bias_attr=False)."""
 
@@ -140,7 +138,7 @@ class Linear(Fluid1Mode, Layer):
         return activated(F.linear(input, self.weight, self.bias), self._act)
 
 
-class BatchNorm(Fluid1Mode, _BatchNorm):
+class BatchNorm(Layer, _BatchNorm):
     """paddle.nn.BatchNorm, which has 1.x's signature, with its float32-only parameters said aloud."""
 
     def __init__(self, num_channels, act=None, is_test=False, momentum=0.9, epsilon=1e-05, param_attr=None,
@@ -156,7 +154,7 @@ class BatchNorm(Fluid1Mode, _BatchNorm):
                          use_global_stats)  # fmt: skip
 
 
-class Dropout(Fluid1Mode, Layer):
+class Dropout(Layer):
     """Drops each element with probability p: in dygraph while training (train()/eval()), in a
     program unless is_test; 'downgrade_in_infer' scales by 1 - p at inference,
     'upscale_in_train' by 1 / (1 - p) in training."""
@@ -179,7 +177,7 @@ class Dropout(Fluid1Mode, Layer):
         return _layers_nn.dropout(input, self._p, is_test, self._seed, dropout_implementation=self._impl)
 
 
-class Embedding(Fluid1Mode, Layer):
+class Embedding(Layer):
     """Rows of weight `size` = [vocabulary, width] (Xavier) picked by ids of any shape
     (lookup_table_v2); `padding_idx` gives zeros; `is_sparse` a SelectedRows gradient."""
 
@@ -202,7 +200,7 @@ class Embedding(Fluid1Mode, Layer):
         return bind("lookup_table_v2", {"W": [self.weight], "Ids": [input]}, self._attrs, dtype=self.weight.dtype)
 
 
-class GRUUnit(Fluid1Mode, Layer):
+class GRUUnit(Layer):
     """One GRU step (the gru_unit op): `input` [batch, size] (the projection, size = 3 * D) and the
     previous `hidden` [batch, D] give (updated hidden, reset hidden, gate)."""
 
@@ -237,7 +235,7 @@ def _custom_tables(custom_dist, classes: int) -> list:
     return [("CustomDistProbs", probs), ("CustomDistAlias", alias), ("CustomDistAliasProbs", alias_probs)]
 
 
-class NCE(Fluid1Mode, Layer):
+class NCE(Layer):
     """The noise-contrastive estimation loss (the nce op, as fluid.layers.nce) with its weight
     [num_total_classes, dim] and bias [num_total_classes, 1] (only with a bias_attr, as Paddle 1.8's
     class), divided by num_neg_samples + 1."""
@@ -287,7 +285,7 @@ class NCE(Fluid1Mode, Layer):
         return cost / (self._num_neg_samples + 1)
 
 
-class PRelu(Fluid1Mode, Layer):
+class PRelu(Layer):
     """max(0, x) + alpha * min(0, x), alpha (ones, float32 as Paddle's) one for all ('all'), one per
     channel ('channel': [1, channel, 1, 1]) or one per element of a sample ('element': [1] +
     input_shape[1:])."""
@@ -313,7 +311,7 @@ class PRelu(Fluid1Mode, Layer):
         return bind("prelu", {"X": [input], "Alpha": [self.weight]}, {"mode": self._mode})
 
 
-class BilinearTensorProduct(Fluid1Mode, Layer):
+class BilinearTensorProduct(Layer):
     """act(out[n, i] = x[n] W[i] y[n]^T + b[i]): weight [output_dim, input1_dim, input2_dim]
     (Xavier), bias [1, output_dim] (none with bias_attr=False); `name` names the output."""
 

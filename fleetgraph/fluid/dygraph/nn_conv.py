@@ -10,9 +10,9 @@ from ...dygraph.dispatch import bind
 from ...initializer import Normal
 from ...ir.program import Variable
 from ...layers.conv_nd import check_use_cudnn, ints
-from ...nn.layer.layers import Layer
 from ...ops import tree_conv as _tree_conv  # noqa: F401  (registers the op)
-from ._helpers import Fluid1Mode, activated, conv_filter_channels
+from ._helpers import activated, conv_filter_channels
+from .layers import Layer
 
 __all__ = ["Conv3D", "Conv2DTranspose", "Conv3DTranspose", "TreeConv"]
 
@@ -22,7 +22,7 @@ def _biased(out, bias):
     return out if bias is None else bind("elementwise_add", {"X": [out], "Y": [bias]}, {"axis": 1})
 
 
-class _ConvND(Fluid1Mode, Layer):
+class _ConvND(Layer):
     """What the convolution classes share: their attrs, filter, bias and forward."""
 
     _op = ""
@@ -105,7 +105,7 @@ class Conv3DTranspose(_ConvND):
         return activated(_biased(out, self.bias if self._adds_bias else None), self._act)
 
 
-class TreeConv(Fluid1Mode, Layer):
+class TreeConv(Layer):
     """The tree-based convolution of each node's patch (its descendants less than max_depth levels
     down) of the trees `edge_set` describes over `nodes_vector`: weight [feature_size, 3,
     output_size, num_filters] (Xavier); then a bias [num_filters] only with a bias_attr, added along

@@ -10,14 +10,14 @@ import warnings
 
 from ...dygraph.dispatch import bind
 from ...initializer import Constant, Normal
-from ...nn.layer.layers import Layer
 from ...param_attr import ParamAttr
-from ._helpers import Fluid1Mode, activated, run_op
+from ._helpers import activated, run_op
+from .layers import Layer
 
 __all__ = ["GroupNorm", "InstanceNorm", "LayerNorm", "SpectralNorm"]
 
 
-class LayerNorm(Fluid1Mode, Layer):
+class LayerNorm(Layer):
     """Normalizes over the trailing dims `normalized_shape`, then scales by weight (ones, with
     `scale`) and shifts by bias (zeros, with `shift`), both of their product's size; then `act`."""
 
@@ -53,7 +53,7 @@ class LayerNorm(Fluid1Mode, Layer):
         return activated(out, self._act)
 
 
-class GroupNorm(Fluid1Mode, Layer):
+class GroupNorm(Layer):
     """Normalizes each of `groups` groups of channels of each sample; scaled by weight and shifted
     by bias only where param_attr / bias_attr are given, as Paddle 1.8's (unscaled by default)."""
 
@@ -78,7 +78,7 @@ class GroupNorm(Fluid1Mode, Layer):
         return activated(out, self._act)
 
 
-class InstanceNorm(Fluid1Mode, Layer):
+class InstanceNorm(Layer):
     """Normalizes each channel of each sample over its spatial dims, then scale (ones) and bias
     (zeros) per channel."""
 
@@ -97,7 +97,7 @@ class InstanceNorm(Fluid1Mode, Layer):
         return out
 
 
-class SpectralNorm(Fluid1Mode, Layer):
+class SpectralNorm(Layer):
     """A weight of shape `weight_shape` divided by its largest singular value (seen as a matrix of
     rows along `dim`), estimated by `power_iters` power iterations from the vectors weight_u [h] and
     weight_v [w] (Normal(0, 1), not trained)."""

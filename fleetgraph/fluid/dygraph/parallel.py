@@ -22,8 +22,9 @@ from ...dygraph.parallel import RING_ID, init_ring
 from ...dygraph.parallel import ParallelEnv as _ParallelEnv
 from ...dygraph.tensor import Tensor
 from ...ir import FleetgraphError
-from ...nn.layer.layers import Layer
+from ...nn.layer.layers import Layer as _AnyLayer
 from ...ops.selected_rows import SelectedRows
+from .layers import Layer
 
 __all__ = ["prepare_context", "ParallelEnv", "DataParallel"]
 
@@ -57,8 +58,8 @@ class DataParallel(Layer):
     single trainer (no strategy, or one of one trainer)."""
 
     def __init__(self, layers, strategy: ParallelStrategy | None = None) -> None:
-        if not isinstance(layers, Layer):
-            raise FleetgraphError(f"DataParallel: expected a fluid.dygraph.Layer, got {type(layers).__name__}")
+        if not isinstance(layers, _AnyLayer):
+            raise FleetgraphError(f"DataParallel: expected a Layer, got {type(layers).__name__}")
         super().__init__()
         self._layers, self._strategy = layers, strategy
         self._nranks = 1 if strategy is None else strategy.nranks

@@ -20,9 +20,9 @@ from ...dygraph.dispatch import bind
 from ...dygraph.tensor import ParamBase, Tensor
 from ...executor import Executor, Scope, scope_guard
 from ...ir import FleetgraphError
-from ...nn.layer.layers import Layer
 from ...store.persistence import load_inference_model
 from .base import to_variable
+from .layers import Layer
 
 __all__ = ["StaticModelRunner"]
 
