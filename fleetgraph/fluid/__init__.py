@@ -50,6 +50,15 @@ from . import (
     reader,
     transpiler,
 )
+from .core import LoDTensorArray, Tensor
+from .dygraph import (
+    disable_dygraph,
+    disable_imperative,
+    enable_dygraph,
+    enable_imperative,
+    load_dygraph,
+    save_dygraph,
+)
 from .framework import (
     Iterable,
     Operator,
@@ -63,6 +72,7 @@ from .framework import (
     set_flags,
 )
 from .incubate import data_generator, fleet
+from .io import load, load_program_state, save, set_program_state
 from .parallel_executor import ParallelExecutor
 from .transpiler import memory_optimize, release_memory
 
@@ -87,6 +97,7 @@ __all__ = [
     "HashName",
     "Iterable",
     "LoDTensor",
+    "LoDTensorArray",
     "Operator",
     "ParallelExecutor",
     "ParamAttr",
@@ -94,6 +105,7 @@ __all__ = [
     "Program",
     "RoundRobin",
     "Scope",
+    "Tensor",
     "VarBase",
     "Variable",
     "WeightNormParamAttr",
@@ -119,9 +131,13 @@ __all__ = [
     "default_startup_program",
     "defaultdict",
     "device_guard",
+    "disable_dygraph",
+    "disable_imperative",
     "distribute_lookup_table",
     "dygraph",
     "embedding",
+    "enable_dygraph",
+    "enable_imperative",
     "executor",
     "fleet",
     "framework",
@@ -134,6 +150,9 @@ __all__ = [
     "io",
     "is_compiled_with_cuda",
     "layers",
+    "load",
+    "load_dygraph",
+    "load_program_state",
     "log_helper",
     "memory_optimize",
     "metrics",
@@ -149,8 +168,11 @@ __all__ = [
     "regularizer",
     "release_memory",
     "require_version",
+    "save",
+    "save_dygraph",
     "scope_guard",
     "set_flags",
+    "set_program_state",
     "transpiler",
     "unique_name",
 ]
