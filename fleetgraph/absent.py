@@ -58,6 +58,25 @@ ABSENT: dict[str, str] = {
     ),
     **dict.fromkeys(["paddle.fluid.load_op_library", "paddle.fluid.framework.load_op_library"], CUSTOM_OPS),
     "paddle.fluid.learning_rate_decay": NEVER_DEFINED,
+    **dict.fromkeys(["paddle.fluid.dataset.data_feed_pb2", "paddle.fluid.dataset.text_format"], PROTOBUF),
+    **dict.fromkeys(
+        [
+            "paddle.fluid.layers.detection",
+            "paddle.fluid.metrics.detection",
+            "paddle.fluid.metrics.DetectionMAP",
+            *(
+                f"paddle.fluid.layers.{name}"
+                for name in "roi_pool roi_align prroi_pool psroi_pool deformable_conv deformable_roi_pooling".split()
+            ),
+        ],
+        DETECTION,
+    ),
+    "paddle.fluid.layers.device": (
+        "fluid.layers.device (get_places) was deprecated in Paddle 1.6; fluid.cpu_places is here"
+    ),
+    "paddle.fluid.io.Evaluator": (
+        "fluid.evaluator's program-side evaluators are deprecated in Paddle 1.8 for fluid.metrics, which fleetgraph has"
+    ),
     "paddle.fluid.evaluator": (
         "fluid.evaluator's program-side evaluators are deprecated in Paddle 1.8 for fluid.metrics, which fleetgraph has"
     ),
@@ -120,9 +139,11 @@ class NotInFleetgraph(NotImplementedError):
     """A Paddle name fleetgraph deliberately does not have."""
 
 
-def getattr_for(module: str) -> Callable[[str], object]:
-    """The module `__getattr__` that turns this module's absent Paddle names into NotInFleetgraph."""
-    prefix = "paddle" + module.removeprefix("fleetgraph") + "."
+def getattr_for(module: str, paddle_module: str | None = None) -> Callable[[str], object]:
+    """The module `__getattr__` that turns this module's absent Paddle names into NotInFleetgraph;
+    `paddle_module` names the Paddle module it stands for when the path differs (fleetgraph.clip is
+    paddle.fluid.clip)."""
+    prefix = (paddle_module or "paddle" + module.removeprefix("fleetgraph")) + "."
 
     def __getattr__(name: str) -> object:
         reason = ABSENT.get(prefix + name)

@@ -206,3 +206,13 @@ def append_gradient_clip_ops(params_grads):
         for i, pair in zip(indexes, clip([params_grads[i] for i in indexes])):
             out[i] = pair
     return out
+
+
+def __getattr__(name: str):
+    """`imperative_base`: fluid.dygraph.base, which Paddle's clip module re-exports, imported when first
+    touched (fluid, which that import loads, takes its clip classes from this module)."""
+    if name == "imperative_base":
+        from .fluid.dygraph import base
+
+        return base
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

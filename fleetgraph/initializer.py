@@ -226,4 +226,4 @@ Constant, Uniform, Normal = ConstantInitializer, UniformInitializer, NormalIniti
 TruncatedNormal, XavierInitializer, MSRAInitializer = TruncatedNormalInitializer, Xavier, MSRA
 BilinearInitializer = Bilinear
 
-__getattr__ = absent.getattr_for(__name__)
+__getattr__ = absent.getattr_for(__name__, "paddle.fluid.initializer")

@@ -36,6 +36,8 @@ from ..regularizer import append_regularization_ops
 from ..transpiler.backward import append_backward
 from . import layers
 from .distribute_lookup_table import find_distributed_lookup_table
+from .dygraph import base as imperative_base
+from .dygraph.learning_rate_scheduler import LearningRateDecay
 from .layers import ops, tensor
 
 SGDOptimizer, MomentumOptimizer, AdagradOptimizer, AdamOptimizer = SGD, Momentum, Adagrad, Adam
@@ -62,6 +64,7 @@ __all__ = [
     "FtrlOptimizer",
     "GradientClipBase",
     "GradientClipByNorm",
+    "LearningRateDecay",
     "Lamb",
     "LambOptimizer",
     "LookaheadOptimizer",
@@ -85,6 +88,7 @@ __all__ = [
     "device_guard",
     "error_clip_callback",
     "find_distributed_lookup_table",
+    "imperative_base",
     "layers",
     "name_scope",
     "no_grad",
