@@ -11,7 +11,8 @@ from ._xp import mask
 from .activation import _unary
 
 
-def _leq_one(xp, x):
+def _cos_of_asin(xp, x):
+    """sqrt(1 - x^2), whose reciprocal is asin's derivative (and minus it acos')."""
     return xp.sqrt(1 - x * x)
 
 
@@ -25,8 +26,8 @@ def _zero_grad(xp, x, dout):
     return xp.zeros_like(dout)
 
 
-_unary("acos", lambda xp, x: xp.acos(x), lambda xp, x, dout: -dout / _leq_one(xp, x), grad_uses="X")
-_unary("asin", lambda xp, x: xp.asin(x), lambda xp, x, dout: dout / _leq_one(xp, x), grad_uses="X")
+_unary("acos", lambda xp, x: xp.acos(x), lambda xp, x, dout: -dout / _cos_of_asin(xp, x), grad_uses="X")
+_unary("asin", lambda xp, x: xp.asin(x), lambda xp, x, dout: dout / _cos_of_asin(xp, x), grad_uses="X")
 _unary("atan", lambda xp, x: xp.atan(x), lambda xp, x, dout: dout / (1 + x * x), grad_uses="X")
 _unary("sin", lambda xp, x: xp.sin(x), lambda xp, x, dout: dout * xp.cos(x), grad_uses="X")
 _unary("round", _round, _zero_grad, grad_uses="X")
@@ -95,6 +96,8 @@ _unary(
     lambda xp, out, dout, *, threshold: dout * _inside(xp, out, 0.0, threshold, dout),
     attrs={"threshold": 6.0},
 )
+# soft_relu_grad tests Out, not X, against the threshold and leaky_relu_grad takes slope 1 where
+# Out > 0: Paddle's functors, the derivative only inside the threshold and for alpha <= 1
 _unary(
     "soft_relu",
     lambda xp, x, *, threshold: xp.log(1 + xp.exp(xp.clip(x, -threshold, threshold))),
