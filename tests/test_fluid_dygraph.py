@@ -356,3 +356,25 @@ def test_a_fluid_layer_subclass_makes_eager_parameters_only_in_imperative_mode()
         eager = Scaled()
         assert isinstance(eager.scale, Tensor)
         np.testing.assert_allclose(eager(dygraph.to_variable(np.ones([2], "float32"))).numpy(), [3.0, 3.0])
+
+
+def test_containers_are_fluid_layers_holding_their_sublayers_and_parameters():
+    with dygraph.guard():
+        params = dygraph.ParameterList([dygraph.Linear(2, 2).weight, dygraph.Linear(2, 3).weight])
+        model = dygraph.Sequential(dygraph.Linear(2, 4), dygraph.Linear(4, 1))
+        layers = dygraph.LayerList([dygraph.Linear(1, 1)])
+        assert all(isinstance(c, dygraph.Layer) for c in (params, model, layers))
+        assert [p.shape for p in params.parameters()] == [[2, 2], [2, 3]]
+        assert model(dygraph.to_variable(np.ones([3, 2], "float32"))).shape == [3, 1]
+        assert len(layers) == 1 and len(model.parameters()) == 4
+
+
+def test_paddles_module_paths_hold_their_names():
+    from fleetgraph.fluid.dygraph import backward_strategy, dygraph_to_static, learning_rate_scheduler, static_runner
+
+    assert backward_strategy.BackwardStrategy is dygraph.BackwardStrategy
+    assert dygraph_to_static.ProgramTranslator is dygraph.ProgramTranslator
+    assert learning_rate_scheduler.NoamDecay is dygraph.NoamDecay
+    assert static_runner.StaticModelRunner is dygraph.StaticModelRunner
+    assert dygraph.nn.Conv2D is dygraph.Conv2D and dygraph.base.guard is dygraph.guard
+    assert set(dygraph.__all__) >= {"Conv2D", "guard", "TracedLayer", "DataParallel", "StepDecay", "save_dygraph"}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ...dygraph.dispatch import bind
 from ...layers.loss import _check_reduction, _reduce, binary_cross_entropy
-from ...nn import MSELoss as _MSELoss
+from ...nn.layer.activation import MSELoss as _MSELoss
 from .layers import Layer
 
 

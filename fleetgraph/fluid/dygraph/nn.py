@@ -20,8 +20,8 @@ from ...layers import nn as _layers_nn
 from ...layers.conv_nd import check_use_cudnn
 from ...layers.recurrent import _unit_activation
 from ...layers.sampled import _SAMPLERS, _alias_tables
-from ...nn import BatchNorm as _BatchNorm
 from ...nn import functional as F
+from ...nn.layer.norm import BatchNorm as _BatchNorm
 from ...param_attr import ParamAttr
 from ._helpers import activated, conv_filter_channels, run_op
 from .layers import Layer
@@ -202,7 +202,8 @@ class Embedding(Layer):
 
 class GRUUnit(Layer):
     """One GRU step (the gru_unit op): `input` [batch, size] (the projection, size = 3 * D) and the
-    previous `hidden` [batch, D] give (updated hidden, reset hidden, gate)."""
+    previous `hidden` [batch, D] give (updated hidden, reset hidden, gate). origin_mode reaches the
+    op, as fluid.layers.gru_unit's does (Paddle 1.8's class dropped it)."""
 
     def __init__(self, size, param_attr=None, bias_attr=None, activation="tanh", gate_activation="sigmoid",
                  origin_mode=False, dtype="float32"):  # fmt: skip
