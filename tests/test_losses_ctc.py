@@ -450,3 +450,99 @@ def test_py_func_refuses_an_output_without_a_shape_and_an_unknown_skip_var(progr
         L.py_func(np.tanh, x, fluid.default_main_program().current_block().create_var(name="o", shape=()))
     with pytest.raises(ValueError, match="not found"):
         L.py_func(np.tanh, x, x, backward_func=np.tanh, skip_vars_in_backward_input=fluid.data("y", [2]))
+
+
+# -- sampled_softmax_with_cross_entropy -------------------------------------------------------------
+
+
+def _sampled_softmax(num_samples, seed, **kw):
+    logits = fluid.data("logits", [-1, 50])
+    label = fluid.data("label", [-1, 1], "int64")
+    loss = L.sampled_softmax_with_cross_entropy(logits, label, num_samples, seed=seed, **kw)
+    op = _only_op(fluid.default_main_program(), "sample_logits")
+    return loss, op
+
+
+@pytest.mark.parametrize("n", [10, 30])  # 10: distinct at the first draws (seed 3); 30 of 50: repeats
+def test_sampled_softmax_draws_distinct_log_uniform_classes_shared_by_the_batch(programs, n):
+    loss, op = _sampled_softmax(n, seed=3)
+    assert [o.type for o in fluid.default_main_program().global_block().ops][-3:] == [
+        "one_hot",
+        "softmax_with_cross_entropy",
+        "scale",
+    ]
+    logits = cases.rand(4, 50).astype("float32")
+    label = np.array([[3], [0], [41], [7]])
+    fetch = [loss, op.output("Samples")[0], op.output("Probabilities")[0], op.output("SampledLogits")[0]]
+    got, samples, probs, sampled = _run({"logits": logits, "label": label}, fetch)
+    np.testing.assert_array_equal(samples[:, 0], label[:, 0])
+    negatives = samples[:, 1:]
+    assert (negatives == negatives[0]).all() and len(set(negatives[0])) == n and negatives.max() < 50
+    # Paddle's adjust_prob of the log-uniform P(v), for the number of draws it took: n P(v) when
+    # the first n were distinct, else 1 - (1 - P(v))^draws
+    p = np.log((samples + 2.0) / (samples + 1.0)) / np.log(51)
+    adjusted = [p * n] + [-np.expm1(t * np.log1p(-p)) for t in range(n + 1, 5000)]
+    assert sum(np.allclose(probs, a, rtol=1e-5) for a in adjusted) == 1
+    hit = (negatives == label).astype(np.float64)
+    want_logits = np.take_along_axis(logits, samples, 1) - np.log(probs) - 1e20 * np.hstack([np.zeros((4, 1)), hit])
+    np.testing.assert_allclose(sampled, want_logits, rtol=1e-5)
+    log_softmax = want_logits - want_logits.max(1, keepdims=True)
+    log_softmax -= np.log(np.exp(log_softmax).sum(1, keepdims=True))
+    np.testing.assert_allclose(got, -log_softmax[:, :1], rtol=1e-4)
+    assert n == 10 or not np.allclose(probs, p * n)
+
+
+def test_sampled_softmax_with_a_seed_draws_the_same_classes_every_run(programs):
+    _, op = _sampled_softmax(6, seed=11)
+    feed = {"logits": cases.rand(2, 50).astype("float32"), "label": np.array([[1], [2]])}
+    first, second = (_run(feed, [op.output("Samples")[0]])[0] for _ in range(2))
+    np.testing.assert_array_equal(first, second)
+
+
+def test_sampled_softmax_with_customized_samples_trains_the_logits(programs):
+    samples = fluid.data("samples", [2, 4], "int64")
+    probs = fluid.data("probs", [2, 4])
+    logits = fluid.data("logits", [2, 50])
+    logits.stop_gradient = False
+    loss = L.sampled_softmax_with_cross_entropy(
+        logits,
+        fluid.data("label", [2, 1], "int64"),
+        3,
+        use_customized_samples=True,
+        customized_samples=samples,
+        customized_probabilities=probs,
+    )
+    (grad,) = gradients([fluid.layers.reduce_sum(loss)], [logits])
+    feed = {
+        "logits": cases.rand(2, 50).astype("float32"),
+        "label": np.array([[1], [2]]),
+        "samples": np.array([[1, 4, 9, 1], [2, 7, 8, 9]]),  # row 0 draws its own label again: a hit
+        "probs": np.full((2, 4), 0.25, dtype="float32"),
+    }
+    got, dlogits = _run(feed, [loss, grad])
+    z = np.take_along_axis(feed["logits"], feed["samples"], 1) - np.log(0.25)
+    z[0, 3] -= 1e20
+    log_softmax = z - z.max(1, keepdims=True)
+    log_softmax -= np.log(np.exp(log_softmax).sum(1, keepdims=True))
+    np.testing.assert_allclose(got, -log_softmax[:, :1], rtol=1e-5)
+    softmax = np.exp(log_softmax) - np.eye(4)[[0, 0]]
+    np.testing.assert_allclose(dlogits[1, [2, 7, 8, 9]], softmax[1], rtol=1e-5, atol=1e-7)
+    assert dlogits[0, 1] == softmax[0, 3]  # the later column's gradient wins, as Paddle's put-along
+
+
+def test_ctc_and_sampled_softmax_layers_run_eagerly():
+    with fluid.dygraph.guard():
+        tv = fluid.dygraph.to_variable
+        hyps, refs = tv(np.array([[1, 2, 3], [4, 5, 6]])), tv(np.array([[1, 2, 4], [4, 5, 6]]))
+        dist, count = L.edit_distance(hyps, refs, input_length=tv(np.array([3, 2])), label_length=tv(np.array([3, 3])))
+        np.testing.assert_allclose(dist.numpy().ravel(), [1 / 3, 1 / 3])
+        assert count.numpy().tolist() == [2]
+        decoded, lengths = L.ctc_greedy_decoder(
+            tv(np.eye(3, dtype="float32")[[[0, 1, 1, 2]]]), 0, input_length=tv(np.array([[4]]))
+        )
+        assert decoded.numpy().tolist() == [[1, 2, 0, 0]] and lengths.numpy().tolist() == [[2]]
+        logits = tv(cases.rand(2, 50).astype("float32"))
+        logits.stop_gradient = False
+        loss = L.sampled_softmax_with_cross_entropy(logits, tv(np.array([[1], [2]])), 5, seed=2)
+        L.reduce_sum(loss).backward()
+        assert loss.numpy().shape == (2, 1) and 2 <= (logits.gradient() != 0).sum(axis=1).min() <= 6

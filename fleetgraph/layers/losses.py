@@ -189,6 +189,64 @@ def npair_loss(anchor, positive, labels, l2_reg=0.002):
     return l2loss + reduce_mean(reduce_sum(labels * softmax_ce, 0))
 
 
+def sampled_softmax_with_cross_entropy(
+    logits,
+    label,
+    num_samples,
+    num_true=1,
+    remove_accidental_hits=True,
+    use_customized_samples=False,
+    customized_samples=None,
+    customized_probabilities=None,
+    seed=0,
+):
+    """Softmax cross entropy over each row's true classes and num_samples classes drawn from a
+    log-uniform law (or `customized_samples` with their probabilities), logits less log Q: the
+    sample_logits op, one_hot of the sampled labels, a soft-label softmax_with_cross_entropy, and
+    the loss divided by num_true, as Paddle builds it."""
+    helper = LayerHelper("sample_logits", inputs=[logits, label])
+    if use_customized_samples:
+        samples, probabilities = customized_samples, customized_probabilities
+    else:
+        samples = helper.create_variable_for_type_inference("int64", stop_gradient=True)
+        probabilities = helper.create_variable_for_type_inference(logits.dtype, stop_gradient=True)
+    sampled_logits = helper.create_variable_for_type_inference(logits.dtype)
+    sampled_label = helper.create_variable_for_type_inference("int64", stop_gradient=True)
+    logits_dim, labels_dim = (helper.create_variable_for_type_inference(logits.dtype, True) for _ in range(2))
+    inputs = {"Logits": [logits], "Labels": [label]}
+    if use_customized_samples:
+        inputs.update(CustomizedSamples=[customized_samples], CustomizedProbabilities=[customized_probabilities])
+    helper.append_op(
+        "sample_logits",
+        inputs,
+        {
+            "Samples": [samples],
+            "Probabilities": [probabilities],
+            "SampledLabels": [sampled_label],
+            "SampledLogits": [sampled_logits],
+            "LogitsDim": [logits_dim],
+            "LabelsDim": [labels_dim],
+        },
+        {
+            "use_customized_samples": bool(use_customized_samples),
+            "uniq": True,
+            "remove_accidental_hits": bool(remove_accidental_hits),
+            "num_samples": int(num_samples),
+            "seed": int(seed),
+        },
+    )
+    soft_label = one_hot(sampled_label, depth=num_samples + 1)
+    softmax = helper.create_variable_for_type_inference(logits.dtype)
+    loss = helper.create_variable_for_type_inference(logits.dtype)
+    helper.append_op(
+        "softmax_with_cross_entropy",
+        {"Logits": [sampled_logits], "Label": [soft_label]},
+        {"Softmax": [softmax], "Loss": [loss]},
+        {"soft_label": True, "ignore_index": 0, "numeric_stable_mode": False},  # Paddle's False, an int attr
+    )
+    return loss / num_true
+
+
 def mean_iou(input, label, num_classes):
     """The mean over classes present of correct / (correct + wrong) pixels; returns (mean_iou
     [1] float32, wrong [num_classes] int32, correct [num_classes] int32)."""
@@ -217,6 +275,7 @@ __all__ = [
     "mean_iou",
     "npair_loss",
     "rank_loss",
+    "sampled_softmax_with_cross_entropy",
     "sigmoid_cross_entropy_with_logits",
     "smooth_l1",
     "teacher_student_sigmoid_loss",

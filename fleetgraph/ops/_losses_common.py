@@ -1,5 +1,5 @@
-"""What the loss op modules share: an op registered with its grad op, and grad shape inference
-that copies another input's shape."""
+"""What the loss op modules share: an op registered with its grad op, grad shape inference that
+copies another input's shape, and Paddle's clip of infinities."""
 
 from __future__ import annotations
 
@@ -33,3 +33,8 @@ def register_with_grad(type_, inputs, outputs, attrs, infer, kernel, grad_in, gr
     register_op(
         type_ + "_grad", inputs=grad_in, outputs=grad_out, attrs=attrs, infer_shape=grad_infer, kernel=grad_kernel
     )
+
+
+def tolerable(xp, v):
+    """Paddle's TolerableValue: an infinity becomes +-1e20."""
+    return xp.where(xp.isinf(v), xp.sign(v) * 1e20, v)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from ..ir import InferContext
 from ..ir.errors import fmt_shape
 from ._common import known
-from ._losses_common import grads_shaped_as, register_with_grad
+from ._losses_common import grads_shaped_as, register_with_grad, tolerable
 from ._xp import astype, mask, put_along, reshape, scalar, total
 from .loss import _check_pair
 
@@ -259,11 +259,6 @@ def _bpr_infer(ctx: InferContext) -> None:
     ctx.set_output("Y", x.shape[:-1] + (1,), x.dtype)
 
 
-def _tolerable(xp, v):
-    """Paddle's TolerableValue: an infinity becomes +-1e20."""
-    return xp.where(xp.isinf(v), xp.sign(v) * 1e20, v)
-
-
 def _bpr_parts(xp, x, label):
     classes = x.shape[-1]
     idx = astype(xp, label, "int64")
@@ -274,13 +269,13 @@ def _bpr_parts(xp, x, label):
 
 def _bpr(xp, x, label):
     classes, _, positive, others = _bpr_parts(xp, x, label)
-    terms = _tolerable(xp, -xp.log(1 + _tolerable(xp, xp.exp(x - positive))))
+    terms = tolerable(xp, -xp.log(1 + tolerable(xp, xp.exp(x - positive))))
     return -total(xp, xp.where(others, terms, scalar(xp, x, 0)), -1, keepdims=True) / (classes - 1)
 
 
 def _bpr_grad(xp, x, label, dy):
     classes, idx, positive, others = _bpr_parts(xp, x, label)
-    g = -dy / ((classes - 1) * (1 + _tolerable(xp, xp.exp(positive - x))))
+    g = -dy / ((classes - 1) * (1 + tolerable(xp, xp.exp(positive - x))))
     g = xp.where(others, g, scalar(xp, x, 0))
     at_label = total(xp, g, -1, keepdims=True)
     return put_along(xp, -g, idx, at_label, -1)
@@ -367,4 +362,4 @@ register_with_grad(
 
 
 # the families of this module's layers whose ops live beside it, registered with it
-from . import ctr, py_func, similarity  # noqa: E402,F401
+from . import ctr, py_func, sample_logits, similarity  # noqa: E402,F401

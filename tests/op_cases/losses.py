@@ -394,3 +394,46 @@ case(
 
 def rank_loss_reference(label, left, right):
     return np.log(1 + np.exp(left - right)) - label * (left - right)
+
+
+def _sample_logits(Logits, Labels, CustomizedSamples, CustomizedProbabilities, remove_accidental_hits, **_):
+    """test_sample_logits_op.py's reference with customized samples: the logits at the samples, an
+    accidental hit (a true class among the negatives) less 1e20, less log Q."""
+    picked = np.take_along_axis(Logits, CustomizedSamples, axis=1)
+    true = Labels.shape[1]
+    if remove_accidental_hits:
+        for i in range(Logits.shape[0]):
+            for j in range(true, CustomizedSamples.shape[1]):
+                if CustomizedSamples[i, j] in Labels[i]:
+                    picked[i, j] -= 1e20
+    return {
+        "SampledLogits": picked - np.log(CustomizedProbabilities),
+        "SampledLabels": np.tile(np.arange(true), (Logits.shape[0], 1)),
+    }
+
+
+NOT_EXPORTED["sample_logits"] = _TRAINING_ONLY
+_SAMPLES = np.array([[1, 4, 0, 6], [3, 4, 1, 6], [5, 0, 2, 3]], dtype=np.int64)
+for _name, _samples, _remove in (("customized", _SAMPLES, True), ("accidental_hit_kept", _SAMPLES, False)):
+    case(
+        "sample_logits",
+        {
+            "Logits": rand(3, 8),
+            "Labels": _SAMPLES[:, :1].copy(),
+            "CustomizedSamples": _samples,
+            "CustomizedProbabilities": rand(3, 4, low=0.1, high=0.9, seed=4),
+        },
+        attrs={"use_customized_samples": True, "num_samples": 3, "remove_accidental_hits": _remove},
+        outputs={
+            "Samples": 1,
+            "Probabilities": 1,
+            "LogitsDim": 1,
+            "LabelsDim": 1,
+            "SampledLogits": 1,
+            "SampledLabels": 1,
+        },
+        reference=_sample_logits,
+        no_grad=("CustomizedProbabilities",),
+        loss_outputs=("SampledLogits",),
+        name=_name,
+    )
