@@ -74,6 +74,10 @@ ABSENT: dict[str, str] = {
     "paddle.fluid.layers.device": (
         "fluid.layers.device (get_places) was deprecated in Paddle 1.6; fluid.cpu_places is here"
     ),
+    "paddle.fluid.clip.imperative_base": (
+        "the clip module's own import of fluid.dygraph.base, which is at its own path; here the clip classes sit "
+        "below fluid, so re-exporting it would be an import cycle"
+    ),
     "paddle.fluid.io.Evaluator": (
         "fluid.evaluator's program-side evaluators are deprecated in Paddle 1.8 for fluid.metrics, which fleetgraph has"
     ),

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numbers
 import warnings
 
-from . import layers  # noqa: F401  (Paddle's clip module re-exports fluid.layers)
+from . import absent, layers  # noqa: F401  (Paddle's clip module re-exports fluid.layers)
 from .dygraph.dispatch import bind
 from .ir import FleetgraphError, FleetgraphTypeError, name_scope
 from .ir.framework import default_main_program
@@ -208,11 +208,4 @@ def append_gradient_clip_ops(params_grads):
     return out
 
 
-def __getattr__(name: str):
-    """`imperative_base`: fluid.dygraph.base, which Paddle's clip module re-exports, imported when first
-    touched (fluid, which that import loads, takes its clip classes from this module)."""
-    if name == "imperative_base":
-        from .fluid.dygraph import base
-
-        return base
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = absent.getattr_for(__name__, "paddle.fluid.clip")
