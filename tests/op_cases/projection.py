@@ -124,7 +124,6 @@ case(
 
 NOT_EXPORTED.update(
     {
-        "bilinear_tensor_product": "no ONNX exporter yet (an Einsum 'nm,imk,nk->ni' and an Add)",
         "row_conv": "rows read across a sequence's LoD offsets, which ONNX tensors do not carry",
         "im2sequence": "its output is a LoD sequence per image; no ONNX exporter yet",
         "add_position_encoding": "positions restart at each LoD sequence; no ONNX exporter yet",
