@@ -158,12 +158,9 @@ def _cumsum(xp, x, *, axis, exclusive, reverse):
     axis = normalize_axis(axis, x.ndim)
     if reverse:
         x = xp.flip(x, axis=axis)
-    out = xp.cumulative_sum(x, axis=axis, dtype=x.dtype)
-    if exclusive:  # shifted one place along axis, a zero first
-        n = x.shape[axis]
-        head = xp.zeros(tuple(1 if i == axis else d for i, d in enumerate(x.shape)), dtype=x.dtype)
-        kept = xp.take(out, xp.arange(max(n - 1, 0)), axis=axis)
-        out = xp.concat((head, kept), axis=axis) if n else out
+    out = xp.cumulative_sum(x, axis=axis, dtype=x.dtype, include_initial=exclusive)
+    if exclusive:  # a zero first, the total dropped: each entry sums those before it
+        out = out[tuple(slice(0, x.shape[axis]) if i == axis else slice(None) for i in range(x.ndim))]
     return xp.flip(out, axis=axis) if reverse else out
 
 
