@@ -335,3 +335,200 @@ def test_conv3d_pool3d_and_indexed_max_pools_export(tmp_path):
         return [t, p, g, out2, mask2, out3, mask3]
 
     _exports_as_computed(build, {"x": x}, tmp_path)
+
+
+# -- resizing ---------------------------------------------------------------------------------------
+
+X_RS = (np.arange(12).reshape(1, 1, 3, 4) * 5 % 7).astype("float32")  # [[0 5 3 1] [6 4 2 0] [5 3 1 6]]
+# Paddle 3.3.1's F.interpolate on X_RS, the 1.8 kernels' formulas (align_mode 0: half-pixel centres)
+BILINEAR_HALF_PIXEL = [
+    [0.0, 2.5, 4.666666, 3.333333, 2.0, 1.0],
+    [3.75, 4.0625, 4.041667, 2.708333, 1.375, 0.375],
+    [5.625, 4.625, 3.291667, 1.958333, 1.9375, 2.25],
+    [5.0, 4.0, 2.666667, 1.333333, 3.5, 6.0],
+]
+BILINEAR_ALIGN_CORNERS = [[0, 4, 1], [3, 3.5, 0.5], [6, 3, 0], [5.5, 2.5, 3], [5, 2, 6]]
+BILINEAR_ASYMMETRIC = [
+    [0.0, 3.333333, 4.333333, 3.0, 1.666667, 1.0],
+    [4.5, 4.333333, 3.583333, 2.25, 0.916667, 0.25],
+    [5.5, 4.166667, 2.833333, 1.5, 2.5, 3.0],
+    [5.0, 3.666667, 2.333333, 1.0, 4.333334, 6.0],
+]
+NEAREST = [[0, 0, 5, 5, 3, 3, 1]] * 2 + [[6, 6, 4, 4, 2, 2, 0]] * 2 + [[5, 5, 3, 3, 1, 1, 6]]
+BICUBIC_HALF_PIXEL = [
+    [-0.764938, 3.757098, 4.775131, 2.293279, 0.950277],
+    [3.916015, 4.544949, 3.778793, 1.477153, -0.467047],
+    [6.467049, 4.522848, 2.221207, 1.455052, 2.083984],
+    [5.049724, 3.706722, 1.224869, 2.242904, 6.764934],
+]
+
+
+@both_modes
+def test_resize_layers_match_paddles_kernels(run):
+    got = run(
+        lambda x: (
+            layers.resize_bilinear(x, [4, 6], align_corners=False, align_mode=0),
+            layers.image_resize(x, [5, 3]),
+            layers.resize_bilinear(x, [4, 6], align_corners=False),
+            layers.resize_nearest(
+                layers.transpose(x, [0, 2, 3, 1]), scale=1.8, align_corners=False, data_format="NHWC"
+            ),
+            layers.interpolate(x, [4, 5], resample="BICUBIC", align_corners=False),
+        ),
+        x=X_RS,
+    )
+    np.testing.assert_allclose(got[0][0, 0], BILINEAR_HALF_PIXEL, atol=1e-5)
+    np.testing.assert_allclose(got[1][0, 0], BILINEAR_ALIGN_CORNERS, atol=1e-5)
+    np.testing.assert_allclose(got[2][0, 0], BILINEAR_ASYMMETRIC, atol=1e-5)
+    assert got[3].shape == (1, 5, 7, 1)  # int(3 * 1.8), int(4 * 1.8)
+    np.testing.assert_array_equal(got[3][0, :, :, 0], NEAREST)
+    np.testing.assert_allclose(got[4][0, 0], BICUBIC_HALF_PIXEL, atol=1e-5)
+
+
+@both_modes
+def test_resize_trilinear_matches_paddle(run):
+    x = (np.arange(12).reshape(1, 1, 2, 2, 3) * 3 % 5).astype("float32")
+    (y,) = run(lambda v: layers.resize_trilinear(v, [3, 3, 4]), x=x)
+    # Paddle 3.3.1: F.interpolate(x, [3, 3, 4], mode="trilinear", align_corners=True)[0, 0, 1]
+    np.testing.assert_allclose(
+        y[0, 0, 1],
+        [[1.5, 1.833333, 2.166667, 2.5], [2.25, 1.75, 1.666667, 2.0], [3.0, 1.666667, 1.166667, 1.5]],
+        atol=1e-5,
+    )
+
+
+def test_resize_sizes_from_tensors_win_as_in_paddle():
+    """A size tensor in out_shape (SizeTensor), actual_shape over out_shape (OutSize), a scale tensor."""
+    main, startup = Program(), Program()
+    with program_guard(main, startup), unique_name.guard():
+        x = fluid.data("x", [1, 1, 3, 4], "float32")
+        h = fluid.data("h", [1], "int32")
+        size = fluid.data("size", [2], "int32")
+        scale = fluid.data("scale", [1], "float32")
+        mixed = layers.resize_bilinear(x, [h, 6], align_corners=False, align_mode=0)
+        with pytest.warns(UserWarning, match="actual_shape"):
+            actual = layers.resize_bilinear(x, [9, 9], actual_shape=size, align_corners=False, align_mode=0)
+        scaled = layers.resize_nearest(x, scale=scale)
+    assert mixed.shape == (1, 1, -1, 6) and actual.shape == (1, 1, 9, 9)
+    feed = {
+        "x": X_RS,
+        "h": np.array([4], "int32"),
+        "size": np.array([4, 6], "int32"),
+        "scale": np.array([2.0], "float32"),
+    }
+    outs = fluid.Executor().run(main, feed=feed, fetch_list=[mixed, actual, scaled], scope=paddle.static.Scope())
+    np.testing.assert_allclose(outs[0][0, 0], BILINEAR_HALF_PIXEL, atol=1e-5)
+    np.testing.assert_allclose(outs[1][0, 0], BILINEAR_HALF_PIXEL, atol=1e-5)
+    assert outs[2].shape == (1, 1, 6, 8)
+    ops = [op.type for op in main.global_block().ops]
+    assert ops == ["fill_constant", "bilinear_interp", "bilinear_interp", "nearest_interp"]
+
+
+def test_image_resize_short_keeps_the_aspect_ratio():
+    with program_guard(Program(), Program()), unique_name.guard():
+        x = fluid.data("x", [2, 3, 10, 15], "float32")
+        y = layers.image_resize_short(x, 4)
+    assert y.shape == (2, 3, 4, 6)  # int(15 * 4 / 10 + 0.5)
+
+
+def test_resize_layers_refuse_what_paddle_refuses():
+    with program_guard(Program(), Program()), unique_name.guard():
+        x = fluid.data("x", [1, 1, 3, 4], "float32")
+        with pytest.raises(FleetgraphError, match="image_resize: resample expected one of"):
+            layers.image_resize(x, [4, 4], resample="BICUBIC")
+        with pytest.raises(FleetgraphError, match="expected a 5-D input"):
+            layers.resize_trilinear(x, [2, 2, 2])
+        with pytest.raises(FleetgraphError, match="expected out_shape or scale"):
+            layers.resize_bilinear(x)
+        with pytest.raises(FleetgraphError, match="align_mode expected 0 or 1"):
+            layers.resize_bilinear(x, [2, 2], align_mode=2)
+        with pytest.raises(FleetgraphError, match="data_format expected NCHW or NHWC"):
+            layers.resize_nearest(x, [2, 2], data_format="NCDHW")
+
+
+# -- affine_grid and grid_sampler -------------------------------------------------------------------
+
+THETA = np.array([[[0.5, -0.25, 0.1], [0.2, 1.0, -0.3]]], dtype="float32")
+# Paddle 3.3.1: F.affine_grid(THETA, [1, 1, 3, 4], align_corners=True), then F.grid_sample(X_RS, grid,
+# "bilinear", "zeros", align_corners=True): what 1.8's ops compute
+GRID_ROW0 = [[-0.15, -1.5], [0.183333, -1.366667], [0.516667, -1.233333], [0.85, -1.1]]
+SAMPLED = [[2.225, 2.185, 1.878333, 1.305], [4.35, 3.566667, 2.433333, 1.3], [4.45, 3.316667, 2.183333, 1.2075]]
+
+
+@both_modes
+def test_affine_grid_then_grid_sampler_match_paddle(run):
+    grid, out = run(
+        lambda x, theta: (
+            layers.affine_grid(theta, [1, 1, 3, 4]),
+            layers.grid_sampler(x, layers.affine_grid(theta, [1, 1, 3, 4])),
+        ),
+        x=X_RS,
+        theta=THETA,
+    )
+    assert grid.shape == (1, 3, 4, 2)
+    np.testing.assert_allclose(grid[0, 0], GRID_ROW0, atol=1e-5)
+    np.testing.assert_allclose(out[0, 0], SAMPLED, atol=1e-5)
+
+
+def test_spatial_transformer_gradients_reach_theta_and_the_image():
+    """affine_grid + grid_sampler trained end to end: the gradients equal central differences."""
+    main, startup = Program(), Program()
+    with program_guard(main, startup), unique_name.guard():
+        x = fluid.data("x", [1, 1, 3, 4], "float64")
+        theta = fluid.data("theta", [1, 2, 3], "float64")
+        x.stop_gradient = theta.stop_gradient = False
+        shape = layers.assign(np.array([1, 1, 3, 4], dtype="int32"))
+        loss = layers.reduce_sum(layers.square(layers.grid_sampler(x, layers.affine_grid(theta, shape))))
+        grads = fluid.gradients([loss], [x, theta])
+    exe, scope = fluid.Executor(), paddle.static.Scope()
+    feed = {"x": X_RS.astype("float64"), "theta": THETA.astype("float64")}
+    got = exe.run(main, feed=feed, fetch_list=[loss, *grads], scope=scope)
+    for name, g in zip(("x", "theta"), got[1:]):
+        num = np.zeros_like(feed[name])
+        for i in np.ndindex(num.shape):
+            for sign in (1, -1):
+                moved = dict(feed, **{name: feed[name].copy()})
+                moved[name][i] += sign * 1e-6
+                num[i] += sign * exe.run(main, feed=moved, fetch_list=[loss], scope=scope)[0].item() / 2e-6
+        np.testing.assert_allclose(g, num, rtol=1e-4, atol=1e-5, err_msg=name)
+
+
+@pytest.mark.parametrize("align_corners, align_mode", [(True, 1), (False, 0), (False, 1)])
+def test_resize_and_spatial_transformer_export_as_the_kernels_compute(align_corners, align_mode, tmp_path):
+    x = ramp((2, 3, 4, 5), 7, 3, 0.5)
+    theta = np.tile(THETA, (2, 1, 1))
+    kw = {"align_corners": align_corners}
+
+    def build(v, t):
+        return [
+            layers.resize_bilinear(v, [7, 3], align_mode=align_mode, **kw),
+            layers.resize_bilinear(
+                layers.transpose(v, [0, 2, 3, 1]), scale=1.5, align_mode=align_mode, data_format="NHWC", **kw
+            ),
+            layers.resize_nearest(v, [9, 4], **kw),
+            layers.interpolate(v, [6, 7], resample="BICUBIC", **kw),
+            layers.resize_trilinear(layers.reshape(v, [-1, 3, 1, 4, 5]), [2, 5, 3], align_mode=align_mode, **kw),
+            layers.affine_grid(t, [2, 3, 4, 5]),
+        ]
+
+    _exports_as_computed(build, {"x": x, "t": theta}, tmp_path)
+
+
+def test_grid_sampler_exports_as_grid_sample_for_onnxruntime(tmp_path):
+    """GridSample at opset 18 spells its mode 'bilinear', which onnx's reference evaluator (opset 20's
+    'linear' only) does not run: onnxruntime is the runner here."""
+    pytest.importorskip("onnx")
+    ort = pytest.importorskip("onnxruntime")
+    from fleetgraph.onnx import export
+
+    main, startup = Program(), Program()
+    with program_guard(main, startup), unique_name.guard():
+        x = fluid.data("x", [-1, 1, 3, 4], "float32")
+        theta = fluid.data("theta", [-1, 2, 3], "float32")
+        out = layers.grid_sampler(x, layers.affine_grid(theta, [2, 1, 3, 4]))
+    feed = {"x": np.concatenate([X_RS, X_RS[..., ::-1]]), "theta": np.tile(THETA, (2, 1, 1))}
+    (want,) = fluid.Executor().run(main, feed=feed, fetch_list=[out], scope=paddle.static.Scope())
+    model = export(main, ["x", "theta"], [out.name], {}, path=tmp_path / "model.onnx")
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    np.testing.assert_allclose(session.run(None, feed)[0], want, atol=1e-5)
+    np.testing.assert_allclose(want[0, 0], SAMPLED, atol=1e-5)

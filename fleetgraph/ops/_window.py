@@ -101,12 +101,8 @@ def pad(xp, x, pads, value=0.0):
     if not any(pads):
         return x
     nd = len(pads) // 2
-    lead = x.shape[: x.ndim - nd]
-    shape = lead + tuple(x.shape[x.ndim - nd + i] + pads[2 * i] + pads[2 * i + 1] for i in range(nd))
-    out = _xp.full(xp, shape, value, x.dtype)
-    inner = tuple(slice(pads[2 * i], pads[2 * i] + x.shape[x.ndim - nd + i]) for i in range(nd))
-    out[(...,) + inner] = x
-    return out
+    widths = [(0, 0)] * (x.ndim - nd) + [(pads[2 * i], pads[2 * i + 1]) for i in range(nd)]
+    return _xp.pad(xp, x, widths, value)
 
 
 def unpad(x, pads, sizes):
