@@ -361,6 +361,10 @@ def test_layers_refuse_wrong_dtypes_as_paddles_checks():
         for layer in (L.acos, L.rsqrt, L.thresholded_relu, L.gelu, L.elu, L.softshrink, L.selu, L.mish):
             with pytest.raises(TypeError, match=layer.__name__):
                 layer(ints)
+        with pytest.raises(TypeError, match="mish: threshold expected an int or a float"):
+            L.mish(fluid.data("f", [3], "float32"), threshold="20")
+        with pytest.raises(ValueError, match="mish: threshold expected > 0"):
+            L.mish(fluid.data("g", [3], "float32"), threshold=0)
         with pytest.raises(TypeError, match="isfinite: x expected a Variable"):
             L.isfinite([10])
         with pytest.raises(TypeError, match="cumsum: x expected a Variable"):

@@ -154,8 +154,10 @@ def selu(x, scale=None, alpha=None, name=None):
 def mish(x, threshold=20, name=None):
     """x tanh(softplus(x)), softplus taken as x above threshold and e^x below -threshold."""
     _check("mish", "x", x, ("float32", "float64"))
-    if not isinstance(threshold, (int, float)) or threshold <= 0:
-        raise ValueError(f"mish: threshold expected a number > 0, got {threshold!r}")
+    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)):
+        raise TypeError(f"mish: threshold expected an int or a float, got {type(threshold).__name__}")
+    if threshold <= 0:
+        raise ValueError(f"mish: threshold expected > 0, got {threshold}")
     return bind("mish", {"X": [x]}, {"threshold": float(threshold)}, name=name)
 
 
