@@ -10,7 +10,6 @@ from ...dygraph.dispatch import bind
 from ...initializer import Normal
 from ...ir.program import Variable
 from ...layers.conv_nd import check_use_cudnn, ints
-from ...ops import tree_conv as _tree_conv  # noqa: F401  (registers the op)
 from ._helpers import activated, conv_filter_channels
 from .layers import Layer
 
