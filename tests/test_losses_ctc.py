@@ -546,3 +546,9 @@ def test_ctc_and_sampled_softmax_layers_run_eagerly():
         loss = L.sampled_softmax_with_cross_entropy(logits, tv(np.array([[1], [2]])), 5, seed=2)
         L.reduce_sum(loss).backward()
         assert loss.numpy().shape == (2, 1) and 2 <= (logits.gradient() != 0).sum(axis=1).min() <= 6
+
+
+def test_a_loss_layers_name_names_its_output_as_paddles_layer_helper(programs):
+    out = L.sigmoid_cross_entropy_with_logits(_data("x", _x), _data("y", _y), name="sce")
+    assert out.name == "sce.tmp_0"
+    assert L.bpr_loss(_data("p", _y), _data("l", _col[0].astype("int64"))).name == "bpr_loss_0.tmp_0"

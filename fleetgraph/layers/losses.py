@@ -18,14 +18,12 @@ from .tensor_shape import expand
 _FLOATS = ("float32", "float64")
 
 
-def _one_op(layer, op_type, inputs, out_slots, attrs=None, dtype=None, stop=()):
+def _one_op(op_type, inputs, out_slots, attrs=None, dtype=None, name=None):
     """Append `op_type` writing a new variable into each of `out_slots` (of `dtype`, else the first
-    input's); returns them in that order."""
+    input's), named after `name` as Paddle's LayerHelper names them; returns them in that order."""
     first = next(iter(inputs.values()))[0]
-    helper = LayerHelper(layer, inputs=[v[0] for v in inputs.values() if v])
-    outs = {
-        s: helper.create_variable_for_type_inference(dtype or first.dtype, stop_gradient=s in stop) for s in out_slots
-    }
+    helper = LayerHelper(op_type, name, inputs=[v[0] for v in inputs.values() if v])
+    outs = {s: helper.create_variable_for_type_inference(dtype or first.dtype) for s in out_slots}
     helper.append_op(op_type, inputs, {s: [v] for s, v in outs.items()}, attrs or {})
     return [outs[s] for s in out_slots]
 
@@ -35,23 +33,15 @@ def sigmoid_cross_entropy_with_logits(x, label, ignore_index=-100, name=None, no
     `normalize`, divided by the number of labels that are not ignore_index."""
     _check("sigmoid_cross_entropy_with_logits", "x", x, ("float16", *_FLOATS))
     attrs = {"ignore_index": int(ignore_index), "normalize": bool(normalize)}
-    return _one_op(
-        name or "sigmoid_cross_entropy_with_logits",
-        "sigmoid_cross_entropy_with_logits",
-        {"X": [x], "Label": [label]},
-        ("Out",),
-        attrs,
-    )[0]
+    inputs = {"X": [x], "Label": [label]}
+    return _one_op("sigmoid_cross_entropy_with_logits", inputs, ("Out",), attrs, name=name)[0]
 
 
 def huber_loss(input, label, delta):
     """0.5 * r^2 where |r| <= delta, else delta * (|r| - delta / 2), with r = label - input."""
     _check("huber_loss", "input", input, _FLOATS)
     _check("huber_loss", "label", label, _FLOATS)
-    out, _ = _one_op(
-        "huber_loss", "huber_loss", {"X": [input], "Y": [label]}, ("Out", "Residual"), {"delta": float(delta)}
-    )
-    return out
+    return _one_op("huber_loss", {"X": [input], "Y": [label]}, ("Out", "Residual"), {"delta": float(delta)})[0]
 
 
 def kldiv_loss(x, target, reduction="mean", name=None):
@@ -60,9 +50,8 @@ def kldiv_loss(x, target, reduction="mean", name=None):
     _check("kldiv_loss", "target", target, _FLOATS)
     if not isinstance(reduction, str):
         raise TypeError(f"kldiv_loss: reduction expected a str, got {type(reduction).__name__}")
-    return _one_op(
-        name or "kldiv_loss", "kldiv_loss", {"X": [x], "Target": [target]}, ("Loss",), {"reduction": reduction}
-    )[0]
+    inputs = {"X": [x], "Target": [target]}
+    return _one_op("kldiv_loss", inputs, ("Loss",), {"reduction": reduction}, name=name)[0]
 
 
 def smooth_l1(x, y, inside_weight=None, outside_weight=None, sigma=None):
@@ -75,7 +64,7 @@ def smooth_l1(x, y, inside_weight=None, outside_weight=None, sigma=None):
         if weight is not None:
             inputs[slot] = [weight]
     attrs = {"sigma": float(sigma) if sigma is not None else 1.0}
-    return _one_op("smooth_l1_loss", "smooth_l1_loss", inputs, ("Diff", "Out"), attrs)[1]
+    return _one_op("smooth_l1_loss", inputs, ("Diff", "Out"), attrs)[1]
 
 
 def margin_rank_loss(label, left, right, margin=0.1, name=None):
@@ -83,14 +72,8 @@ def margin_rank_loss(label, left, right, margin=0.1, name=None):
     for what, v in (("label", label), ("left", left), ("right", right)):
         _check("margin_rank_loss", what, v, ("float32",))
     inputs = {"Label": [label], "X1": [left], "X2": [right]}
-    return _one_op(
-        name or "margin_rank_loss",
-        "margin_rank_loss",
-        inputs,
-        ("Out", "Activated"),
-        {"margin": float(margin)},
-        dtype=left.dtype,
-    )[0]
+    attrs = {"margin": float(margin)}
+    return _one_op("margin_rank_loss", inputs, ("Out", "Activated"), attrs, dtype=left.dtype, name=name)[0]
 
 
 def rank_loss(label, left, right, name=None):
@@ -98,14 +81,14 @@ def rank_loss(label, left, right, name=None):
     for what, v in (("label", label), ("left", left), ("right", right)):
         _check("rank_loss", what, v, ("float32",))
     inputs = {"Label": [label], "Left": [left], "Right": [right]}
-    return _one_op(name or "rank_loss", "rank_loss", inputs, ("Out",), dtype="float32")[0]
+    return _one_op("rank_loss", inputs, ("Out",), dtype="float32", name=name)[0]
 
 
 def bpr_loss(input, label, name=None):
     """Bayesian personalized ranking: per row, the mean over the other classes j of
     -log(sigmoid(input[label] - input[j]))."""
     _check("bpr_loss", "input", input, ("float16", *_FLOATS))
-    return _one_op(name or "bpr_loss", "bpr_loss", {"X": [input], "Label": [label]}, ("Y",))[0]
+    return _one_op("bpr_loss", {"X": [input], "Label": [label]}, ("Y",), name=name)[0]
 
 
 def teacher_student_sigmoid_loss(input, label, soft_max_up_bound=15.0, soft_max_lower_bound=-15.0):
@@ -114,9 +97,7 @@ def teacher_student_sigmoid_loss(input, label, soft_max_up_bound=15.0, soft_max_
     _check("teacher_student_sigmoid_loss", "input", input, _FLOATS)
     _check("teacher_student_sigmoid_loss", "label", label, _FLOATS)
     attrs = {"soft_max_lower_bound": float(soft_max_lower_bound), "soft_max_up_bound": float(soft_max_up_bound)}
-    return _one_op(
-        "teacher_student_sigmoid_loss", "teacher_student_sigmoid_loss", {"X": [input], "Label": [label]}, ("Y",), attrs
-    )[0]
+    return _one_op("teacher_student_sigmoid_loss", {"X": [input], "Label": [label]}, ("Y",), attrs)[0]
 
 
 def label_smooth(label, prior_dist=None, epsilon=0.1, dtype="float32", name=None):
@@ -126,14 +107,14 @@ def label_smooth(label, prior_dist=None, epsilon=0.1, dtype="float32", name=None
     _check("label_smooth", "label", label, _FLOATS)
     label.stop_gradient = True
     inputs = {"X": [label]} if prior_dist is None else {"X": [label], "PriorDist": [prior_dist]}
-    return _one_op(name or "label_smooth", "label_smooth", inputs, ("Out",), {"epsilon": float(epsilon)}, dtype)[0]
+    return _one_op("label_smooth", inputs, ("Out",), {"epsilon": float(epsilon)}, dtype, name=name)[0]
 
 
 def cos_sim(X, Y):
     """The cosine similarity of each row of X with Y's row (Y of one row, or of X's rows), [N, 1]."""
     _check("cos_sim", "X", X, ("float32",))
     _check("cos_sim", "Y", Y, ("float32",))
-    return _one_op("cos_sim", "cos_sim", {"X": [X], "Y": [Y]}, ("Out", "XNorm", "YNorm"))[0]
+    return _one_op("cos_sim", {"X": [X], "Y": [Y]}, ("Out", "XNorm", "YNorm"))[0]
 
 
 def center_loss(input, label, num_classes, alpha, param_attr, update_center=True):
