@@ -20,6 +20,7 @@ from .control_flow import (
 )
 from .crf import chunk_eval, crf_decoding, linear_chain_crf
 from .decode import BeamSearchDecoder, Decoder, dynamic_decode
+from .decode_helpers import BasicDecoder, DecodeHelper, GreedyEmbeddingHelper, SampleEmbeddingHelper, TrainingHelper
 from .dynamic_rnn import DynamicRNN
 from .helper import LayerHelper
 from .ifelse import IfElse, merge_lod_tensor, split_lod_tensor
@@ -165,19 +166,24 @@ from .tensor_shape import (
 monkey_patch_variable()
 
 __all__ = [
+    "BasicDecoder",
     "BeamSearchDecoder",
     "BlockGuard",
     "ConditionalBlock",
+    "DecodeHelper",
     "Decoder",
     "DynamicRNN",
     "GRUCell",
+    "GreedyEmbeddingHelper",
     "IfElse",
     "LSTMCell",
     "LayerHelper",
     "Print",
     "RNNCell",
+    "SampleEmbeddingHelper",
     "StaticRNN",
     "Switch",
+    "TrainingHelper",
     "While",
     "abs",
     "accuracy",
