@@ -42,9 +42,11 @@ class _Sequences:
         return np.arange(int(self.offsets[-1])) - np.repeat(self.offsets[:-1], lengths)
 
     def lengths(self) -> np.ndarray:
+        """The length of each row's sequence."""
         return np.repeat(np.diff(self.offsets), np.diff(self.offsets))
 
     def back(self, rows):
+        """Rows [T, D] as the input came: under its LoD, or reshaped to [batch, time, features]."""
         if self.levels:
             return LoDTensor(rows, self.levels)
         return reshape(self.xp, rows, self.shape)
