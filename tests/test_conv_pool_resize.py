@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from op_cases.conv_nd import naive_conv, naive_conv_transpose, naive_pool
+from op_cases.conv_nd import naive_conv, naive_conv_transpose, naive_max_pool_with_index, naive_pool
 
 import fleetgraph as paddle
 import fleetgraph.fluid as fluid
 from fleetgraph.initializer import NumpyArrayInitializer
 from fleetgraph.ir import FleetgraphError, Program, program_guard, unique_name
+from fleetgraph.layers.conv_nd import max_pool_with_index
 
 layers = fluid.layers
 
@@ -267,6 +268,15 @@ def test_adaptive_max_pools_return_paddles_indices(run):
     np.testing.assert_array_equal(
         mask3[0, 1], [[[1, 1, 23], [21, 22, 23], [12, 10, 11]], [[33, 34, 34], [56, 54, 55], [45, 45, 43]]]
     )
+
+
+@both_modes
+def test_strided_max_pool_with_index_masks_the_first_maximum_in_each_clipped_window(run):
+    x = ramp((2, 3, 5, 6), 7, 3)  # ties: the first maximum in scan order wins, as Paddle's kernel
+    out, mask = run(lambda v: max_pool_with_index(v, 2, [3, 3], [2, 2], [1, 1]), x=x)
+    want_out, want_mask = naive_max_pool_with_index(x, [3, 3], [2, 2], [1, 1])
+    np.testing.assert_array_equal(out, want_out)
+    np.testing.assert_array_equal(mask, want_mask)
 
 
 @both_modes

@@ -312,18 +312,31 @@ def _adaptive_pool(layer, nd, input, pool_size, pool_type, require_index, name):
         raise FleetgraphError(f"{layer}: require_index expected a bool, got {require_index!r}")
     if pool_type == "avg" and require_index:
         raise FleetgraphError(f"{layer}: require_index expected False with pool_type 'avg' (no indices), got True")
-    op_type = f"max_pool{nd}d_with_index" if pool_type == "max" else f"pool{nd}d"
+    ksize = ints(layer, "pool_size", pool_size, nd)
+    if pool_type == "max":
+        out, mask = max_pool_with_index(input, nd, ksize, adaptive=True, name=name)
+        return (out, mask) if require_index else out
+    helper = LayerHelper(f"pool{nd}d", name, inputs=input)
+    out = helper.create_variable_for_type_inference(input.dtype)
+    helper.append_op(
+        f"pool{nd}d", {"X": [input]}, {"Out": [out]}, {"pooling_type": "avg", "ksize": ksize, "adaptive": True}
+    )
+    return out
+
+
+def max_pool_with_index(input, nd, ksize, strides=None, paddings=None, adaptive=False, name=None):
+    """(Out, Mask) of max_pool{nd}d_with_index: windows clipped to the input (symmetric paddings, no
+    ceil mode), or adaptive ones; Mask the int32 index of each maximum within its [*sizes] plane
+    (what Paddle 2.0's max_pool2d(return_mask=True) returns too)."""
+    op_type = f"max_pool{nd}d_with_index"
     helper = LayerHelper(op_type, name, inputs=input)
     out = helper.create_variable_for_type_inference(input.dtype)
-    outputs = {"Out": [out]}
-    if pool_type == "max":
-        mask = helper.create_variable_for_type_inference("int32", stop_gradient=True)
-        outputs["Mask"] = [mask]
-    attrs = {"ksize": ints(layer, "pool_size", pool_size, nd), "adaptive": True}
-    if pool_type == "avg":  # max_pool*_with_index has no pooling_type attr
-        attrs["pooling_type"] = "avg"
-    helper.append_op(op_type, {"X": [input]}, outputs, attrs)
-    return (out, mask) if require_index else out
+    mask = helper.create_variable_for_type_inference("int32", stop_gradient=True)
+    attrs = {"ksize": list(ksize), "adaptive": adaptive}
+    if not adaptive:
+        attrs.update(strides=list(strides or ksize), paddings=list(paddings or [0] * nd))
+    helper.append_op(op_type, {"X": [input]}, {"Out": [out], "Mask": [mask]}, attrs)
+    return out, mask
 
 
 def adaptive_pool2d(input, pool_size, pool_type="max", require_index=False, name=None):
