@@ -355,6 +355,16 @@ def test_is_empty_writes_into_cond():
     assert np.asarray(got).tolist() == [True]
 
 
+def test_fluid_layers_ops_holds_paddles_generated_activations():
+    """Paddle 1.8's layers/ops.py: the attr-less activations, softshrink, hard_shrink, cumsum,
+    thresholded_relu, gelu and erf, reachable as fluid.layers.ops.<name>."""
+    names = (
+        "sigmoid logsigmoid exp tanh atan tanh_shrink sqrt rsqrt abs ceil floor cos acos asin sin round "
+        "reciprocal square softplus softsign softshrink hard_shrink cumsum thresholded_relu gelu erf"
+    ).split()
+    assert [n for n in names if getattr(L.ops, n, None) is not getattr(L, n)] == []
+
+
 def test_layers_refuse_wrong_dtypes_as_paddles_checks():
     with program_guard(Program(), Program()):
         ints = fluid.data("i", [3], "int32")

@@ -16,7 +16,19 @@ from ..dygraph.dispatch import bind, bind_function
 from ..initializer import Constant
 from ..ir.program import Variable
 from .helper import LayerHelper
-from .math import exp, log, reduce_sum
+from .math import (  # noqa: F401  (abs ... tanh: fluid.layers.ops, which is this module, names them too)
+    abs,  # noqa: A004
+    ceil,
+    cos,
+    exp,
+    floor,
+    log,
+    reduce_sum,
+    sigmoid,
+    sqrt,
+    square,
+    tanh,
+)
 from .tensor import assign
 
 _FLOATS = ("float16", "float32", "float64")
