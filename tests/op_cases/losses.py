@@ -32,9 +32,7 @@ NOT_EXPORTED.update(
 )
 NOT_EXPORTED.update(
     {
-        "cos_sim": "not written yet: the rule would be ReduceSum(X * Y) over the norms with Paddle's 1e-8 floor",
         "mean_iou": "an evaluation metric that accumulates counts; export prunes the program to inference",
-        "cvm": "a CTR model's input transform fed by its data pipeline (show/click counts); not written yet",
         "filter_by_instag": "its output rows and LoD depend on the tag values; ONNX tensors carry no LoD",
         "py_func": "calls a Python function of the building process: nothing an ONNX runtime can run",
     }
