@@ -12,9 +12,9 @@ import math
 import numpy as np
 import onnx
 import pytest
-from onnx.reference import ReferenceEvaluator
 from op_cases import CASES, Case
 from test_conv_pool_resize import run_static  # a fresh program, its startup run first
+from test_onnx import _onnx_runs  # the reference evaluator's and onnxruntime's outputs
 from test_op_registry import _build, _rows
 
 import fleetgraph as paddle
@@ -432,11 +432,7 @@ def test_op_case_exports_to_onnx_and_runs_as_the_executor(case: Case):
     want = _rows(prog, feed, fetches)
     model = export(prog, list(feed), fetches, {})
     onnx.checker.check_model(model, full_check=True)
-    runs = {"reference": ReferenceEvaluator(model).run(None, feed)}
-    ort = pytest.importorskip("onnxruntime")
-    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    runs["onnxruntime"] = session.run(None, feed)
-    for runner, got in runs.items():
+    for runner, got in _onnx_runs(model, feed).items():
         for name, g, w in zip(fetches, got, want, strict=True):
             assert g.dtype == w.dtype and g.shape == w.shape, f"{runner}: {name} {g.dtype}{g.shape} {w.dtype}{w.shape}"
             np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6, err_msg=f"{runner}: {name}")
