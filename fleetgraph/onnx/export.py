@@ -24,10 +24,15 @@ from ..ir.program import Variable
 from ..ir.prune import prune_for_inference
 from . import (  # noqa: F401  (they fill EXPORTERS)
     to_onnx_control_flow,
+    to_onnx_conv_nd,
     to_onnx_creation,
+    to_onnx_indexing,
     to_onnx_loss,
     to_onnx_math,
     to_onnx_nn,
+    to_onnx_normalization,
+    to_onnx_pointwise,
+    to_onnx_resize,
     to_onnx_rnn,
     to_onnx_tensor,
 )
