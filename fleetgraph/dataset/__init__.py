@@ -1,6 +1,12 @@
-"""Datasets as readers: uci_housing, mnist, flowers, imikolov and movielens (real files when present,
-synthetic otherwise)."""
+"""Datasets as readers, Paddle 1.8's `paddle.dataset` (real files when present, synthetic otherwise)."""
 
-from . import flowers, imikolov, mnist, movielens, uci_housing
+from . import flowers, imdb, imikolov, mnist, movielens, uci_housing
 
-__all__ = ["flowers", "imikolov", "mnist", "movielens", "uci_housing"]
+__all__ = [
+    "flowers",
+    "imdb",
+    "imikolov",
+    "mnist",
+    "movielens",
+    "uci_housing",
+]
