@@ -70,3 +70,28 @@ def test_conv2d_refuses_padding_it_cannot_honour():
             paddle.nn.Conv2D(3, 4, 3, padding=1, padding_mode="circular")
         with pytest.raises(TypeError, match="int padding"):
             paddle.nn.Conv2D(3, 4, 3, padding=[1, 2], padding_mode="reflect")
+
+
+def test_backward_takes_a_1x_backward_strategy():
+    with guard():
+        x = paddle.to_tensor(np.array([1.0, 2.0, 3.0], np.float32), stop_gradient=False)
+        strategy = fluid.dygraph.BackwardStrategy()
+        strategy.sort_sum_gradient = True
+        (x * x).sum().backward(strategy)
+        np.testing.assert_allclose(x.gradient(), [2.0, 4.0, 6.0])
+
+
+def test_a_1x_decay_as_learning_rate_keeps_the_rate_a_scalar():
+    with guard():
+        linear = fluid.dygraph.Linear(2, 1)
+        decay = fluid.dygraph.ExponentialDecay(learning_rate=0.5, decay_steps=1, decay_rate=0.5)
+        sgd = fluid.optimizer.SGD(learning_rate=decay, parameter_list=linear.parameters())
+        weights = [linear.weight.numpy().copy()]
+        for _ in range(3):
+            loss = fluid.layers.reduce_sum(linear(paddle.to_tensor(np.ones((1, 2), np.float32))))
+            loss.backward()
+            sgd.minimize(loss)
+            linear.clear_gradients()
+            weights.append(linear.weight.numpy().copy())
+    steps = -np.diff(np.stack(weights), axis=0)[:, 0, 0]  # the gradient is 1: each step moves by the rate
+    np.testing.assert_allclose(steps, [0.5, 0.25, 0.125], rtol=1e-6)

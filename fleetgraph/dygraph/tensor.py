@@ -160,6 +160,11 @@ class Tensor(Variable):
         return None if g is None else np.asarray(g.value)
 
     def backward(self, grad_tensor=None, retain_graph: bool = False) -> None:
+        """Gradients of this Tensor into every leaf that needs one. Fluid 1.8 passes a BackwardStrategy
+        first (`loss.backward(strategy)`): its sort_sum_gradient asks Paddle to add a gradient's parts in
+        a fixed order, which this tape always does, so either setting gives the same sums here."""
+        if hasattr(grad_tensor, "sort_sum_gradient"):
+            grad_tensor = None
         tape.backward(self, grad_tensor, retain_graph)
 
     def clear_gradient(self, set_to_zero: bool = True) -> None:

@@ -120,4 +120,4 @@ def set_scheduled_lr(program: Program, env: dict) -> None:
     scheduler = program.lr_scheduler
     var = None if scheduler is None else program.global_block()._find_var_recursive(scheduler._var_name)
     if var is not None:
-        env[var.name] = np.array([scheduler()], dtype=var.dtype)
+        env[var.name] = np.array([float(scheduler())], dtype=var.dtype)

@@ -131,7 +131,7 @@ class Optimizer:
         program = self._eager_program()
         scheduler = self._learning_rate if isinstance(self._learning_rate, LRScheduler) else None
         if scheduler is not None and id(program) in self._lr_vars:  # as the executor does before a run
-            self._lr_vars[id(program)].value = np.array([scheduler()], dtype="float32")
+            self._lr_vars[id(program)].value = np.array([float(scheduler())], dtype="float32")
         with no_grad(), eager_guard():
             self._apply_gradients(program, program, params_grads)
         return params_grads
@@ -222,7 +222,7 @@ class Optimizer:
             name = unique_name.generate("learning_rate")
             var = program.global_block().create_var(name, [1], "float32", persistable=True)
             twin = startup.global_block().create_var(name, [1], "float32", persistable=True)
-            Constant(scheduler() if scheduler else self._learning_rate)(twin, startup.global_block())
+            Constant(float(scheduler()) if scheduler else self._learning_rate)(twin, startup.global_block())
             if scheduler is not None:
                 scheduler._var_name = name
                 program.lr_scheduler = scheduler
