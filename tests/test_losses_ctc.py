@@ -557,35 +557,28 @@ def test_a_loss_layers_name_names_its_output_as_paddles_layer_helper(programs):
 # -- ONNX: cos_sim and cvm export and run as the executor --------------------------------------------
 
 
-def _exports_as_the_executor(main, feed, fetch):
-    onnx = pytest.importorskip("onnx")
-    from onnx.reference import ReferenceEvaluator
+def _exports_as_the_executor(feed, fetch, tmp_path):
+    """test_onnx's check: the exported model, in onnx's reference evaluator and onnxruntime, equals
+    the executor (imported here: test_onnx skips itself where onnx is missing)."""
+    pytest.importorskip("onnx")
+    from test_onnx import _assert_exports
 
     import fleetgraph.onnx.to_onnx_losses  # noqa: F401  (its import fills EXPORTERS)
-    from fleetgraph.onnx import export
 
-    want = fluid.Executor().run(main, feed=feed, fetch_list=fetch)
-    model = export(main, list(feed), [v.name for v in fetch], {})
-    onnx.checker.check_model(model, full_check=True)
-    runs = {"reference": ReferenceEvaluator(model).run(None, feed)}
-    ort = pytest.importorskip("onnxruntime")
-    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    runs["onnxruntime"] = session.run(None, feed)
-    for runner, got in runs.items():
-        for g, w in zip(got, want, strict=True):
-            np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6, err_msg=runner)
+    main = fluid.default_main_program()
+    _assert_exports(main, paddle.static.Scope(), list(feed), [v.name for v in fetch], feed, tmp_path, reload=False)
 
 
 @pytest.mark.parametrize("y_rows", [4, 1])
-def test_cos_sim_exports_to_onnx(programs, y_rows):
+def test_cos_sim_exports_to_onnx(programs, y_rows, tmp_path):
     x, y = cases.rand(4, 2, 3).astype("float32"), cases.rand(y_rows, 2, 3, seed=1).astype("float32")
     x[0] = 0.0  # a zero row: the 1e-8 floor keeps it finite
     out = L.cos_sim(fluid.data("x", [4, 2, 3]), fluid.data("y", [y_rows, 2, 3]))
-    _exports_as_the_executor(fluid.default_main_program(), {"x": x, "y": y}, [out])
+    _exports_as_the_executor({"x": x, "y": y}, [out], tmp_path)
 
 
 @pytest.mark.parametrize("use_cvm", [True, False])
-def test_cvm_exports_to_onnx(programs, use_cvm):
+def test_cvm_exports_to_onnx(programs, use_cvm, tmp_path):
     x = cases.rand(3, 6, low=0, high=5).astype("float32")
     out = L.continuous_value_model(fluid.data("x", [-1, 6]), fluid.data("cvm", [-1, 2]), use_cvm=use_cvm)
-    _exports_as_the_executor(fluid.default_main_program(), {"x": x, "cvm": np.ones((3, 2), "float32")}, [out])
+    _exports_as_the_executor({"x": x, "cvm": np.ones((3, 2), "float32")}, [out], tmp_path)
