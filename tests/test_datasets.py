@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import itertools
+import pickle
 import re
 import tarfile
 
@@ -66,3 +67,54 @@ def test_imdb_synthetic_has_a_real_sized_dictionary_and_a_learnable_signal(data_
     good = {word_idx[f"good{i}"] for i in range(300)}
     right = [(sum(w in good for w in ids) * 2 > len(ids) / 12) == (label == 0) for ids, label in samples]
     assert len(right) == 5000 and np.mean(right) > 0.9
+
+
+def _cifar_batch(data: np.ndarray, labels: list[int], key: bytes) -> bytes:
+    return pickle.dumps({b"batch_label": b"b", key: labels, b"data": data, b"filenames": [b"f"] * len(labels)}, 2)
+
+
+def test_cifar_reads_the_pickled_batches_as_paddle(data_home):
+    pixels = np.random.default_rng(0).integers(0, 256, size=(4, 3072), dtype=np.uint8)
+    _write_tar(
+        data_home / "cifar" / "cifar-10-python.tar.gz",
+        {
+            "cifar-10-batches-py/batches.meta": pickle.dumps({b"label_names": []}),
+            "cifar-10-batches-py/data_batch_1": _cifar_batch(pixels[:2], [3, 9], b"labels"),
+            "cifar-10-batches-py/data_batch_2": _cifar_batch(pixels[2:3], [0], b"labels"),
+            "cifar-10-batches-py/test_batch": _cifar_batch(pixels[3:], [7], b"labels"),
+        },
+    )
+    _write_tar(
+        data_home / "cifar" / "cifar-100-python.tar.gz",
+        {
+            "cifar-100-python/meta": pickle.dumps({b"fine_label_names": []}),
+            "cifar-100-python/train": _cifar_batch(pixels[:3], [99, 5, 0], b"fine_labels"),
+            "cifar-100-python/test": _cifar_batch(pixels[3:], [42], b"fine_labels"),
+        },
+    )
+    cifar = paddle.dataset.cifar
+    train = list(cifar.train10()())
+    assert [label for _, label in train] == [3, 9, 0]
+    assert all(x.dtype == np.float32 and x.shape == (3072,) for x, _ in train)
+    np.testing.assert_array_equal(np.stack([x for x, _ in train]), (pixels[:3] / 255.0).astype(np.float32))
+    assert [label for _, label in cifar.test10()()] == [7]
+    assert [label for _, label in itertools.islice(cifar.test10(cycle=True)(), 3)] == [7, 7, 7]
+    assert [label for _, label in cifar.train100()()] == [99, 5, 0]
+    (x, label), *rest = list(cifar.test100()())
+    assert label == 42 and rest == [] and np.array_equal(x, (pixels[3] / 255.0).astype(np.float32))
+
+
+def test_cifar_synthetic_has_cifar_shapes_and_learnable_classes(data_home, capsys):
+    cifar = paddle.dataset.cifar
+    test = list(cifar.test10()())
+    assert "SYNTHETIC" in capsys.readouterr().err
+    x, labels = np.stack([s[0] for s in test]), np.array([s[1] for s in test])
+    assert x.shape == (2000, 3072) and x.dtype == np.float32 and 0 <= x.min() and x.max() <= 1
+    assert set(labels) == set(range(10))
+    train = list(itertools.islice(cifar.train10()(), 2000))
+    means = np.stack([np.mean([s[0] for s in train if s[1] == c], axis=0) for c in range(10)])
+    nearest = np.argmin(((x[:, None, :] - means[None]) ** 2).sum(-1), axis=1)
+    assert np.mean(nearest == labels) > 0.9
+    again = next(cifar.test10()())
+    assert np.array_equal(again[0], x[0]) and again[1] == labels[0]
+    assert max(label for _, label in cifar.test100()()) == 99

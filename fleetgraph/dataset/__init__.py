@@ -1,8 +1,9 @@
 """Datasets as readers, Paddle 1.8's `paddle.dataset` (real files when present, synthetic otherwise)."""
 
-from . import flowers, imdb, imikolov, mnist, movielens, uci_housing
+from . import cifar, flowers, imdb, imikolov, mnist, movielens, uci_housing
 
 __all__ = [
+    "cifar",
     "flowers",
     "imdb",
     "imikolov",
