@@ -118,3 +118,40 @@ def test_cifar_synthetic_has_cifar_shapes_and_learnable_classes(data_home, capsy
     again = next(cifar.test10()())
     assert np.array_equal(again[0], x[0]) and again[1] == labels[0]
     assert max(label for _, label in cifar.test100()()) == 99
+
+
+def _lines(*lines: str) -> bytes:
+    return "".join(line + "\n" for line in lines).encode()
+
+
+def test_wmt14_reads_the_archive_and_its_dictionaries_as_paddle(data_home):
+    _write_tar(
+        data_home / "wmt14" / "wmt14.tgz",
+        {
+            "wmt14/src.dict": _lines("<s>", "<e>", "<unk>", "le", "chat"),
+            "wmt14/trg.dict": _lines("<s>", "<e>", "<unk>", "the", "cat"),
+            "wmt14/train/train": _lines(
+                "le chat\tthe cat", "no tab here", "le chien\tthe dog", " ".join(["le"] * 79) + "\tthe"
+            ),
+            "wmt14/test/test": _lines("chat\tcat"),
+        },
+    )
+    wmt14 = paddle.dataset.wmt14
+    assert list(wmt14.train(5)()) == [([0, 3, 4, 1], [0, 3, 4], [3, 4, 1]), ([0, 3, 2, 1], [0, 3, 2], [3, 2, 1])]
+    assert list(wmt14.test(4)()) == [([0, 2, 1], [0, 2], [2, 1])]  # 'chat' and 'cat' are past the 4th line
+    assert wmt14.get_dict(4) == ({0: "<s>", 1: "<e>", 2: "<unk>", 3: "le"}, {0: "<s>", 1: "<e>", 2: "<unk>", 3: "the"})
+    assert wmt14.get_dict(3, reverse=False)[1] == {"<s>": 0, "<e>": 1, "<unk>": 2}
+
+
+def test_wmt14_synthetic_has_30000_word_dictionaries_and_aligned_pairs(data_home, capsys):
+    wmt14 = paddle.dataset.wmt14
+    src_dict, trg_dict = wmt14.get_dict(30000)
+    assert len(src_dict) == len(trg_dict) == 30000 and (src_dict[2], trg_dict[1]) == ("<unk>", "<e>")
+    assert "SYNTHETIC" in capsys.readouterr().err
+    pairs = list(itertools.islice(wmt14.train(30000)(), 100))
+    assert pairs == list(itertools.islice(wmt14.train(30000)(), 100))
+    for src, trg, trg_next in pairs:
+        assert src[0] == 0 and src[-1] == 1 and trg[0] == 0 and trg_next[-1] == 1
+        assert len(src) - 2 == len(trg) - 1 == len(trg_next) - 1  # word for word
+        assert trg[1:] == trg_next[:-1]
+    assert sum(1 for _ in wmt14.test(30000)()) == 1000

@@ -1,6 +1,6 @@
 """Datasets as readers, Paddle 1.8's `paddle.dataset` (real files when present, synthetic otherwise)."""
 
-from . import cifar, flowers, imdb, imikolov, mnist, movielens, uci_housing
+from . import cifar, flowers, imdb, imikolov, mnist, movielens, uci_housing, wmt14
 
 __all__ = [
     "cifar",
@@ -10,4 +10,5 @@ __all__ = [
     "mnist",
     "movielens",
     "uci_housing",
+    "wmt14",
 ]

@@ -11,6 +11,8 @@ import zipfile
 from collections.abc import Callable, Sequence
 from typing import BinaryIO
 
+import numpy as np
+
 _warned: set[str] = set()
 
 
@@ -67,3 +69,26 @@ def zip_bytes(members: dict[str, bytes]) -> bytes:
         for member, data in members.items():
             package.writestr(member, data)
     return buffer.getvalue()
+
+
+def translation_pairs(seed: int, count: int, sources: int, targets: int) -> list[tuple[np.ndarray, np.ndarray]]:
+    """count synthetic (source ids, target ids) sentence pairs for the translation corpora: source
+    words Zipf-drawn from range(sources), each translated word for word by a fixed map that keeps
+    frequency ranks within a few places (so the target dictionary is in frequency order too), or by
+    a second map when the word before it is odd (so the targets beyond the first `sources` are used
+    and context matters). Sentence k < sources holds source word k after an even and after an odd
+    word, so every word of both vocabularies occurs."""
+    rng = np.random.default_rng(seed)
+    primary = np.argsort(np.arange(sources) + np.random.default_rng(17).uniform(0, 8, size=sources))
+    second = np.where(np.arange(sources) < targets - sources, sources + np.arange(sources), primary)
+    zipf = 1.0 / np.arange(1, sources + 1)
+    lengths = rng.integers(4, 30, size=count)
+    words = np.split(rng.choice(sources, size=lengths.sum(), p=zipf / zipf.sum()), np.cumsum(lengths)[:-1])
+    pairs = []
+    for k, src in enumerate(words):
+        if k < sources:
+            at = int(rng.integers(0, len(src)))
+            src = np.concatenate([src[:at], [2, k, 1, k], src[at:]])
+        after_odd = np.concatenate([[0], src[:-1]]) % 2 == 1
+        pairs.append((src, np.where(after_odd, second[src], primary[src])))
+    return pairs
