@@ -1,0 +1,22 @@
+"""The examples of Paddle 1.8's book chapters run as their READMEs say, on the synthetic datasets,
+and reach the figures the READMEs state."""
+
+from __future__ import annotations
+
+import os
+
+from dist_helpers import REPO
+from test_examples import _figures, _job
+
+
+def _example(tmp_path, name, *args):
+    """examples/NAME/train.py with ARGS, run in TMP_PATH (where it writes its models); its output."""
+    return _job(tmp_path, os.path.join(REPO, "examples", name, "train.py"), *args)
+
+
+def test_recognize_digits_reaches_its_accuracy_and_the_loaded_model_predicts_the_same(tmp_path):
+    out = _example(tmp_path, "recognize_digits")
+    trained = _figures(r"Test with Epoch 0, avg_cost: [0-9.]+, acc: ([0-9.]+)", out)
+    assert trained[0] > 0.55, out
+    assert _figures(r"loaded inference model: test accuracy ([0-9.]+)", out) == trained, out
+    assert (tmp_path / "recognize_digits.inference.model").is_dir()
