@@ -28,6 +28,7 @@ from . import (  # noqa: F401  (they fill EXPORTERS)
     to_onnx_creation,
     to_onnx_indexing,
     to_onnx_loss,
+    to_onnx_losses,
     to_onnx_math,
     to_onnx_nn,
     to_onnx_normalization,
