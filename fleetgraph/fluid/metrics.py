@@ -8,7 +8,7 @@ import copy
 
 import numpy as np
 
-from .. import layers  # noqa: F401  (Paddle's module imports these, and so exports them)
+from .. import absent, layers  # noqa: F401  (Paddle's module imports these, and so exports them)
 from ..initializer import Constant  # noqa: F401
 from ..ir import Program, Variable, program_guard, unique_name  # noqa: F401
 
@@ -20,7 +20,6 @@ __all__ = [
     "Accuracy",
     "ChunkEvaluator",
     "EditDistance",
-    "DetectionMAP",
     "Auc",
 ]
 
@@ -260,23 +259,4 @@ class Auc(MetricBase):
         return auc / tot_pos / tot_neg if tot_pos > 0.0 and tot_neg > 0.0 else 0.0
 
 
-class DetectionMAP:
-    """Paddle's mean average precision of detections: built on the detection_map op, which
-    fleetgraph does not have (the detection ops are out of its scope)."""
-
-    def __init__(
-        self,
-        input,
-        gt_label,
-        gt_box,
-        gt_difficult=None,
-        class_num=None,
-        background_label=0,
-        overlap_threshold=0.5,
-        evaluate_difficult=True,
-        ap_version="integral",
-    ):
-        raise NotImplementedError(
-            "fluid.metrics.DetectionMAP: needs the detection_map op; fleetgraph has no detection ops "
-            "(out of scope), so there is no mAP to accumulate"
-        )
+__getattr__ = absent.getattr_for(__name__)  # DetectionMAP and detection: no detection ops here
