@@ -155,3 +155,35 @@ def test_wmt14_synthetic_has_30000_word_dictionaries_and_aligned_pairs(data_home
         assert len(src) - 2 == len(trg) - 1 == len(trg_next) - 1  # word for word
         assert trg[1:] == trg_next[:-1]
     assert sum(1 for _ in wmt14.test(30000)()) == 1000
+
+
+def test_wmt16_builds_dictionaries_from_the_training_text_as_paddle(data_home):
+    _write_tar(
+        data_home / "wmt16" / "wmt16.tar.gz",
+        {
+            "wmt16/train": _lines("a b\tx y", "a c\tz y", "bad line"),
+            "wmt16/val": _lines("c d\ty w"),
+            "wmt16/test": _lines("b\tx"),
+        },
+    )
+    wmt16 = paddle.dataset.wmt16
+    assert wmt16.get_dict("en", 10) == {"<s>": 0, "<e>": 1, "<unk>": 2, "a": 3, "b": 4, "c": 5}
+    assert wmt16.get_dict("de", 5, reverse=True) == {0: "<s>", 1: "<e>", 2: "<unk>", 3: "y", 4: "x"}
+    assert list(wmt16.train(10, 10)()) == [([0, 3, 4, 1], [0, 4, 3], [4, 3, 1]), ([0, 3, 5, 1], [0, 5, 3], [5, 3, 1])]
+    assert list(wmt16.validation(10, 4, src_lang="de")()) == [([0, 3, 2, 1], [0, 2, 2], [2, 2, 1])]  # c, d past 4
+    (data_home / "wmt16" / "en_4.dict").write_text("<s>\n<e>\n<unk>\nb\n")  # Paddle's dictionary file wins
+    assert list(wmt16.test(4, 10)()) == [([0, 3, 1], [0, 4], [4, 1])]
+    with pytest.raises(ValueError, match="wmt16: src_lang; expected 'en' .* or 'de' .*, got 'fr'"):
+        wmt16.train(10, 10, src_lang="fr")
+
+
+def test_wmt16_synthetic_dictionaries_have_paddles_full_sizes(data_home, capsys):
+    wmt16 = paddle.dataset.wmt16
+    samples = list(itertools.islice(wmt16.train(src_dict_size=100000, trg_dict_size=100000)(), 10))
+    assert "SYNTHETIC" in capsys.readouterr().err
+    for src, trg, trg_next in samples:  # Paddle's wmt16_test checks
+        assert (src[0], src[-1], trg[0], trg_next[-1]) == (0, 1, 0, 1) and len(src) == len(trg) + 1
+    assert len(wmt16.get_dict("en", 100000)) == 11250 and len(wmt16.get_dict("de", 100000)) == 19220
+    words = wmt16.get_dict("en", 1000, True)
+    assert len(words) == 1000 and [words[0], words[1], words[2]] == ["<s>", "<e>", "<unk>"]
+    assert sum(1 for _ in wmt16.test(1000, 1000)()) == 1000

@@ -1,6 +1,6 @@
 """Datasets as readers, Paddle 1.8's `paddle.dataset` (real files when present, synthetic otherwise)."""
 
-from . import cifar, flowers, imdb, imikolov, mnist, movielens, uci_housing, wmt14
+from . import cifar, flowers, imdb, imikolov, mnist, movielens, uci_housing, wmt14, wmt16
 
 __all__ = [
     "cifar",
@@ -11,4 +11,5 @@ __all__ = [
     "movielens",
     "uci_housing",
     "wmt14",
+    "wmt16",
 ]
