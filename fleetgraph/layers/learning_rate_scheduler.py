@@ -9,15 +9,23 @@ parameter-server transpiler moves them to the pservers, which then step the sche
 optimization, and a single process, collective ranks and pservers all see the same rates.
 
 Paddle's piecewise_decay and linear_lr_warmup choose their rate with a Switch of conditional blocks;
-here they choose it with `where` ops (the same rates, no sub-blocks)."""
+here they choose it with `where` ops (the same rates, no sub-blocks).
+
+In Fluid's imperative mode (`fluid.dygraph.guard()`) each returns the `fluid.dygraph` decay object of
+the same arguments instead (`noam_decay` a `NoamDecay`, ...), as Paddle 1.8's do: the object gives the
+rate and steps itself when the optimizer calls it. Those classes sit above this package (they are
+`paddle.optimizer.lr` schedulers to the optimizers), so `fluid.dygraph` hands them down with
+`set_imperative_decays` when it is imported, as `import fleetgraph` does."""
 
 from __future__ import annotations
 
 import functools
+import inspect
 import math
 
+from ..dygraph import mode
 from ..initializer import Constant
-from ..ir import OpRole
+from ..ir import FleetgraphError, OpRole
 from ..ir.framework import default_main_program
 from ..ir.program import Variable
 from .helper import LayerHelper
@@ -65,15 +73,39 @@ def autoincreased_step_counter(counter_name=None, begin=1, step=1) -> Variable:
     return counter
 
 
-def _lr_ops(build):
-    """A schedule's ops, tagged LRSched."""
+_IMPERATIVE_DECAYS: dict[str, type] = {}  # fluid.dygraph's decay classes by name (set_imperative_decays)
 
-    @functools.wraps(build)
-    def schedule(*args, **kwargs):
-        with default_main_program()._op_role_guard(OpRole.LRSched):
-            return build(*args, **kwargs)
 
-    return schedule
+def set_imperative_decays(classes: dict[str, type]) -> None:
+    """The `fluid.dygraph` decay classes (`{"NoamDecay": NoamDecay, ...}`) the schedules return in
+    imperative mode."""
+    _IMPERATIVE_DECAYS.update(classes)
+
+
+def _schedule(imperative: str, **fixed):
+    """A schedule: in imperative mode the decay object `imperative` of the same arguments by name
+    (plus `fixed`, as Paddle passes them); else its ops, tagged LRSched."""
+
+    def decorate(build):
+        signature = inspect.signature(build)
+
+        @functools.wraps(build)
+        def schedule(*args, **kwargs):
+            if mode.in_dygraph_mode():
+                if imperative not in _IMPERATIVE_DECAYS:
+                    raise FleetgraphError(
+                        f"{build.__name__}: imperative mode returns fluid.dygraph.{imperative}; expected "
+                        "fleetgraph.fluid imported (import fleetgraph does it)"
+                    )
+                bound = signature.bind(*args, **kwargs)
+                bound.apply_defaults()
+                return _IMPERATIVE_DECAYS[imperative](**bound.arguments, **fixed)
+            with default_main_program()._op_role_guard(OpRole.LRSched):
+                return build(*args, **kwargs)
+
+        return schedule
+
+    return decorate
 
 
 def _global_step(begin=0) -> Variable:
@@ -89,26 +121,26 @@ def _epochs(decay_steps, staircase) -> Variable:
     return floor(div) if staircase else div
 
 
-@_lr_ops
+@_schedule("ExponentialDecay")
 def exponential_decay(learning_rate, decay_steps, decay_rate, staircase=False):
     """learning_rate * decay_rate ^ (step / decay_steps) (the exponent floored when staircase)."""
     epochs = _epochs(decay_steps, staircase)  # the counter's ops first, as Paddle's order
     return scale(elementwise_pow(_const(decay_rate), epochs), learning_rate)
 
 
-@_lr_ops
+@_schedule("NaturalExpDecay")
 def natural_exp_decay(learning_rate, decay_steps, decay_rate, staircase=False):
     """learning_rate * exp(-decay_rate * step / decay_steps)."""
     return scale(exp(scale(_epochs(decay_steps, staircase), -decay_rate)), learning_rate)
 
 
-@_lr_ops
+@_schedule("InverseTimeDecay")
 def inverse_time_decay(learning_rate, decay_steps, decay_rate, staircase=False):
     """learning_rate / (1 + decay_rate * step / decay_steps)."""
     return elementwise_div(_const(learning_rate), scale(_epochs(decay_steps, staircase), decay_rate, 1.0))
 
 
-@_lr_ops
+@_schedule("PolynomialDecay")
 def polynomial_decay(learning_rate, decay_steps, end_learning_rate=0.0001, power=1.0, cycle=False):
     """(learning_rate - end) * (1 - step / decay_steps) ^ power + end, the step held at decay_steps;
     with cycle, decay_steps grows to the next multiple of itself past the step instead."""
@@ -122,7 +154,7 @@ def polynomial_decay(learning_rate, decay_steps, end_learning_rate=0.0001, power
     return scale(elementwise_pow(remaining, _const(power)), learning_rate - end_learning_rate, end_learning_rate)
 
 
-@_lr_ops
+@_schedule("PiecewiseDecay", begin=0)
 def piecewise_decay(boundaries, values):
     """values[i] while the step is below boundaries[i]; values[-1] from the last boundary on."""
     if len(values) != len(boundaries) + 1:
@@ -136,7 +168,7 @@ def piecewise_decay(boundaries, values):
     return lr
 
 
-@_lr_ops
+@_schedule("NoamDecay")
 def noam_decay(d_model, warmup_steps, learning_rate=1.0):
     """learning_rate * d_model^-0.5 * min(step^-0.5, warmup_steps^-1.5 * step), the step from 1."""
     step = _global_step(begin=1)
@@ -145,7 +177,7 @@ def noam_decay(d_model, warmup_steps, learning_rate=1.0):
     return scale(elementwise_min(a, b), learning_rate * d_model**-0.5)
 
 
-@_lr_ops
+@_schedule("CosineDecay")
 def cosine_decay(learning_rate, step_each_epoch, epochs):
     """learning_rate * 0.5 * (cos(epoch * pi / epochs) + 1), epoch = floor(step / step_each_epoch)."""
     epoch = floor(scale(_global_step(), 1.0 / step_each_epoch))
@@ -153,7 +185,7 @@ def cosine_decay(learning_rate, step_each_epoch, epochs):
     return scale(scale(cos(angle), 1.0, 1.0), learning_rate * 0.5)
 
 
-@_lr_ops
+@_schedule("LinearLrWarmup")
 def linear_lr_warmup(learning_rate, warmup_steps, start_lr, end_lr):
     """start_lr + (end_lr - start_lr) * step / warmup_steps for the first warmup_steps steps, then
     learning_rate (a float, or another schedule's variable)."""

@@ -7,6 +7,9 @@ Given to an optimizer as its learning_rate, a decay is called once per optimizer
 and ReduceLROnPlateau move only when the script says so (`epoch()`, `step(loss)`); calling them
 returns the current rate. Each is a `paddle.optimizer.lr.LRScheduler` to the optimizers, which is
 how they take a schedule; its state_dict is 1.8's (`step_num`, or the epoch decays' keys).
+
+The step decays are also what `fluid.layers.noam_decay` and its siblings return in imperative mode:
+this module hands them to the layers below it when imported.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import numpy as np
 
 from ...dygraph.tensor import Tensor
 from ...ir.program import Variable
+from ...layers.learning_rate_scheduler import set_imperative_decays
 from ...optimizer.lr import LRScheduler
 from .base import to_variable
 
@@ -346,3 +350,16 @@ class LambdaDecay(_LearningRateEpochDecay):
 
     def get_lr(self) -> float:
         return self.base_lr * self.lr_lambda(self.epoch_num)
+
+
+_LAYER_SCHEDULES = (  # what fluid.layers' schedules of the same names return in imperative mode
+    ExponentialDecay,
+    NaturalExpDecay,
+    InverseTimeDecay,
+    PolynomialDecay,
+    PiecewiseDecay,
+    NoamDecay,
+    CosineDecay,
+    LinearLrWarmup,
+)
+set_imperative_decays({cls.__name__: cls for cls in _LAYER_SCHEDULES})
