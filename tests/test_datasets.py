@@ -4,6 +4,7 @@ layouts; and the synthetic stand-ins: real shapes and sizes, the same in every r
 
 from __future__ import annotations
 
+import gzip
 import io
 import itertools
 import pickle
@@ -187,3 +188,60 @@ def test_wmt16_synthetic_dictionaries_have_paddles_full_sizes(data_home, capsys)
     words = wmt16.get_dict("en", 1000, True)
     assert len(words) == 1000 and [words[0], words[1], words[2]] == ["<s>", "<e>", "<unk>"]
     assert sum(1 for _ in wmt16.test(1000, 1000)()) == 1000
+
+
+def _write_conll05(folder) -> None:
+    folder.mkdir(parents=True)
+    (folder / "conll05st%2FwordDict.txt").write_text("<unk>\nbos\neos\nJohn\nate\nan\napple\ntoday\nRun\n")
+    (folder / "verbDict.txt").write_text("eat\nrun\n")  # the plain name is found too
+    tags = ["A0", "A1", "AM-TMP", "V", "AM-MNR"]
+    (folder / "conll05st%2FtargetDict.txt").write_text("".join(f"B-{t}\nI-{t}\n" for t in tags) + "O\n")
+    (folder / "conll05st%2Femb").write_bytes(b"\0" * 16 + np.ones((9, 32), np.float32).tobytes())
+    words = _lines("John", "ate", "an", "apple", "today", "", "Run", "fast", "")
+    props = _lines("-\t(A0*)", "eat\t(V*)", "-\t(A1*", "-\t*)", "-\t(AM-TMP*)", "", "run\t(V*)", "-\t(AM-MNR*)", "")
+    _write_tar(
+        folder / "conll05st-tests.tar.gz",
+        {
+            "conll05st-release/test.wsj/words/test.wsj.words.gz": gzip.compress(words),
+            "conll05st-release/test.wsj/props/test.wsj.props.gz": gzip.compress(props),
+        },
+    )
+
+
+def test_conll05_yields_paddles_nine_slots_per_predicate(data_home):
+    _write_conll05(data_home / "conll05st")
+    conll05 = paddle.dataset.conll05
+    word_dict, verb_dict, label_dict = conll05.get_dict()
+    assert (len(word_dict), verb_dict) == (9, {"eat": 0, "run": 1})
+    # the tags sorted (Paddle: in set order), B- then I- for each, O last
+    assert list(label_dict) == [f"{bi}-{t}" for t in ["A0", "A1", "AM-MNR", "AM-TMP", "V"] for bi in "BI"] + ["O"]
+    first, second = list(conll05.test()())
+    assert first == (
+        [3, 4, 5, 6, 7],
+        [1] * 5,
+        [3] * 5,
+        [4] * 5,
+        [5] * 5,
+        [6] * 5,
+        [0] * 5,
+        [1, 1, 1, 1, 0],
+        [0, 8, 2, 3, 6],
+    )
+    # the predicate first: 'bos' twice before it, the unknown 'fast' (id 0) and 'eos' after
+    assert second == ([8, 0], [1, 1], [1, 1], [8, 8], [0, 0], [2, 2], [1, 1], [1, 1], [8, 4])
+    emb = np.fromfile(conll05.get_embedding(), dtype=np.float32, offset=16)
+    assert emb.reshape(-1, 32).shape == (9, 32)
+
+
+def test_conll05_synthetic_has_the_real_dictionary_sizes(data_home, capsys):
+    conll05 = paddle.dataset.conll05
+    word_dict, verb_dict, label_dict = conll05.get_dict()
+    assert (len(word_dict), len(verb_dict), len(label_dict)) == (44068, 3162, 59)
+    assert "SYNTHETIC" in capsys.readouterr().err
+    samples = list(itertools.islice(conll05.test()(), 200))
+    for sample in samples:
+        assert len(sample) == 9 and len({len(slot) for slot in sample}) == 1
+        assert label_dict["B-V"] in sample[-1] and max(sample[0]) < 44068
+    assert samples == list(itertools.islice(conll05.test()(), 200))
+    emb = np.fromfile(conll05.get_embedding(), dtype=np.float32, offset=16)
+    assert emb.shape == (44068 * 32,)

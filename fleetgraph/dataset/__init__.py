@@ -1,9 +1,10 @@
 """Datasets as readers, Paddle 1.8's `paddle.dataset` (real files when present, synthetic otherwise)."""
 
-from . import cifar, flowers, imdb, imikolov, mnist, movielens, uci_housing, wmt14, wmt16
+from . import cifar, conll05, flowers, imdb, imikolov, mnist, movielens, uci_housing, wmt14, wmt16
 
 __all__ = [
     "cifar",
+    "conll05",
     "flowers",
     "imdb",
     "imikolov",
