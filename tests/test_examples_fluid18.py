@@ -20,3 +20,11 @@ def test_recognize_digits_reaches_its_accuracy_and_the_loaded_model_predicts_the
     assert trained[0] > 0.55, out
     assert _figures(r"loaded inference model: test accuracy ([0-9.]+)", out) == trained, out
     assert (tmp_path / "recognize_digits.inference.model").is_dir()
+
+
+def test_word_embedding_learns_the_next_word_and_the_loaded_model_names_it(tmp_path):
+    out = _example(tmp_path, "word_embedding")
+    costs = _figures(r"Average Cost ([0-9.]+)", out)
+    assert len(costs) == 5 and costs[-1] < costs[0] / 2, out
+    assert _figures(r"next-word accuracy ([0-9.]+)", out)[0] > 0.44, out
+    assert "the most likely word is '" in out
