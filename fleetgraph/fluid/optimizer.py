@@ -30,7 +30,7 @@ from ..optimizer import SGD, Adadelta, Adagrad, Adam, Adamax, Lamb, Momentum, Op
 from ..optimizer.ema import ExponentialMovingAverage
 from ..optimizer.lookahead import LookaheadOptimizer
 from ..optimizer.model_average import ModelAverage
-from ..optimizer.optimizer import DecayedAdagrad, Ftrl
+from ..optimizer.optimizer import DecayedAdagrad, Dpsgd, Ftrl, LarsMomentum
 from ..optimizer.recompute import RecomputeOptimizer
 from ..regularizer import append_regularization_ops
 from ..transpiler.backward import append_backward
@@ -43,6 +43,7 @@ from .layers import ops, tensor
 SGDOptimizer, MomentumOptimizer, AdagradOptimizer, AdamOptimizer = SGD, Momentum, Adagrad, Adam
 AdamaxOptimizer, AdadeltaOptimizer, RMSPropOptimizer, LambOptimizer = Adamax, Adadelta, RMSProp, Lamb
 DecayedAdagradOptimizer, FtrlOptimizer = DecayedAdagrad, Ftrl
+DpsgdOptimizer, LarsMomentumOptimizer = Dpsgd, LarsMomentum
 
 __getattr__ = absent.getattr_for(__name__)
 
@@ -59,6 +60,8 @@ __all__ = [
     "Constant",
     "DecayedAdagrad",
     "DecayedAdagradOptimizer",
+    "Dpsgd",
+    "DpsgdOptimizer",
     "ExponentialMovingAverage",
     "Ftrl",
     "FtrlOptimizer",
@@ -67,6 +70,8 @@ __all__ = [
     "LearningRateDecay",
     "Lamb",
     "LambOptimizer",
+    "LarsMomentum",
+    "LarsMomentumOptimizer",
     "LookaheadOptimizer",
     "ModelAverage",
     "Momentum",

@@ -1,9 +1,10 @@
-"""Optimizer ops: sgd, momentum, adam, adagrad, rmsprop, adamax, adadelta, decayed_adagrad, ftrl and
-lamb, with Paddle's slots, attributes and formulas. They update Param and their state in place, as
-Paddle's do (ParamOut shares Param's buffer). A sparse (SelectedRows) gradient of a dense parameter
-touches the rows Paddle's kernels touch: SGD, Adagrad, Ftrl and lazy Adam its rows; Momentum,
-non-lazy Adam, RMSProp, Adadelta, DecayedAdagrad, Adamax and Lamb every row (their state decays
-everywhere, or the update reads the whole parameter).
+"""Optimizer ops: sgd, momentum, lars_momentum, adam, adagrad, rmsprop, adamax, adadelta,
+decayed_adagrad, ftrl, lamb and dpsgd, with Paddle's slots, attributes and formulas (lars_momentum's
+and dpsgd's kernels, scaled by norms, are in optimizer_scaled.py). They update Param and their state
+in place, as Paddle's do (ParamOut shares Param's buffer). A sparse (SelectedRows) gradient of a
+dense parameter touches the rows Paddle's kernels touch: SGD, Adagrad, Ftrl and lazy Adam its rows;
+Momentum, non-lazy Adam, RMSProp, Adadelta, DecayedAdagrad, Adamax and Lamb every row (their state
+decays everywhere, or the update reads the whole parameter); LarsMomentum and Dpsgd refuse it.
 
 A SparseTable parameter (a table on the pservers, or a GEO trainer's copy) has only the rows ids have
 touched; its state follows its rows. The same kernels run on the rows that exist, the gradient
@@ -27,6 +28,7 @@ import numpy as np
 from ..ir import InferContext, register_op
 from ..ir.errors import fmt_shape
 from ._xp import copy, scalar, scalar_type, total
+from .optimizer_scaled import dpsgd, lars_momentum
 from .selected_rows import SelectedRows, to_dense
 from .sparse_table import SparseTable
 
@@ -318,6 +320,25 @@ register_op(
     infer_shape=_check_grad,
     kernel=_one_update_at_a_time(_momentum),
     inplace={"ParamOut": "Param", "VelocityOut": "Velocity"},
+)
+register_op(
+    "lars_momentum",
+    inputs=("Param", "Grad", "Velocity", "LearningRate"),
+    outputs=("ParamOut", "VelocityOut"),
+    attrs={"mu": 0.9, "lars_coeff": 0.001, "lars_weight_decay": 0.0005},
+    infer_shape=_check_grad,
+    kernel=_one_update_at_a_time(lars_momentum),
+    inplace={"ParamOut": "Param", "VelocityOut": "Velocity"},
+)
+register_op(
+    "dpsgd",
+    inputs=("Param", "Grad", "LearningRate"),
+    outputs=("ParamOut",),
+    attrs={"clip": 10.0, "batch_size": 16.0, "sigma": 1.0, "seed": 0},
+    infer_shape=_check_grad,
+    kernel=_one_update_at_a_time(dpsgd),
+    inplace={"ParamOut": "Param"},
+    random=True,
 )
 register_op(
     "adam",

@@ -322,3 +322,57 @@ Lamb = declare(
     ),
     base=Adam,
 )
+LarsMomentum = declare(
+    OptimizerSpec(
+        "LarsMomentum",
+        "lars_momentum",
+        hyper={"momentum": (REQUIRED, float), "lars_coeff": (0.001, float), "lars_weight_decay": (0.0005, float)},
+        state=(State("velocity", "Velocity", "VelocityOut"),),
+        attrs={"mu": "momentum", "lars_coeff": "lars_coeff", "lars_weight_decay": "lars_weight_decay"},
+        signature=(
+            "learning_rate",
+            "momentum",
+            "lars_coeff",
+            "lars_weight_decay",
+            "parameter_list",
+            "regularization",
+            "grad_clip",
+            "name",
+        ),
+        learning_rate=REQUIRED,
+        doc=(
+            "Fluid's LarsMomentumOptimizer: momentum with a layer-wise learning rate, lr * lars_coeff * "
+            "||param|| / (||grad|| + lars_weight_decay * ||param||), and lars_weight_decay * param added "
+            "to the gradient (Paddle 2.x has no paddle.optimizer.LarsMomentum)."
+        ),
+    )
+)
+
+
+class _Seeded(_Declared):
+    """Dpsgd's op takes Paddle's `seed` attr from `_seed`, which Paddle keeps for debugging: set it to
+    a nonzero int and every step draws the same noise; None (the default) or 0 draws anew each step."""
+
+    _seed: int | None = None
+
+    def _op_slots(self, program, startup, param, grad, lr):
+        inputs, outputs, attrs = super()._op_slots(program, startup, param, grad, lr)
+        return inputs, outputs, {**attrs, "seed": int(self._seed or 0)}
+
+
+Dpsgd = declare(
+    OptimizerSpec(
+        "Dpsgd",
+        "dpsgd",
+        hyper={"clip": (0.9, float), "batch_size": (0.999, float), "sigma": (1e-08, float)},
+        attrs={"clip": "clip", "batch_size": "batch_size", "sigma": "sigma"},
+        signature=("learning_rate", "clip", "batch_size", "sigma", "parameter_list"),
+        doc=(
+            "Fluid's DpsgdOptimizer (CCS16, Deep Learning with Differential Privacy): each parameter's "
+            "gradient clipped to L2 norm `clip`, plus one gaussian draw N(0, sigma) / batch_size, times "
+            "the learning rate. Its defaults are Paddle 1.8's (clip 0.9, batch_size 0.999, sigma 1e-8). "
+            "Dense gradients only."
+        ),
+    ),
+    base=_Seeded,
+)

@@ -68,6 +68,7 @@ from . import (  # noqa: E402,F401
     math,
     nn,
     normalization,
+    optimizer_scaled,
     pointwise,
     products,
     projection,
