@@ -10,6 +10,7 @@ import itertools
 import pickle
 import re
 import tarfile
+import zipfile
 
 import numpy as np
 import pytest
@@ -245,3 +246,56 @@ def test_conll05_synthetic_has_the_real_dictionary_sizes(data_home, capsys):
     assert samples == list(itertools.islice(conll05.test()(), 200))
     emb = np.fromfile(conll05.get_embedding(), dtype=np.float32, offset=16)
     assert emb.shape == (44068 * 32,)
+
+
+_REVIEWS = {
+    "neg/cv000_1.txt": "bad , bad film .\n",
+    "neg/cv001_2.txt": "the plot's dull\n",
+    "pos/cv000_3.txt": "a good film !\n",
+    "pos/cv001_4.txt": "good , good .\n",
+}
+
+
+def _check_sentiment_reads(st, monkeypatch) -> None:
+    # counts: good 3, then bad , film . twice, the rest once, each tie in order of first appearance
+    words = ["good", "bad", ",", "film", ".", "the", "plot", "'", "s", "dull", "a", "!"]
+    assert st.get_word_dict() == [(w, i) for i, w in enumerate(words)]
+    assert st.sort_files() == ["neg/cv000_1.txt", "pos/cv000_3.txt", "neg/cv001_2.txt", "pos/cv001_4.txt"]
+    monkeypatch.setattr(st, "NUM_TRAINING_INSTANCES", 3)
+    assert list(st.train()) == [([1, 2, 1, 3, 4], 0), ([10, 0, 3, 11], 1), ([5, 6, 7, 8, 9], 0)]
+    reader = st.test()
+    assert list(reader) == list(reader()) == [([0, 2, 0, 4], 1)]  # iterable as Paddle's, callable as a reader
+
+
+def test_sentiment_reads_the_movie_reviews_folder_in_paddles_cache(data_home, monkeypatch):
+    for fileid, text in {**_REVIEWS, "README": "not a review"}.items():
+        path = data_home / "corpora" / "movie_reviews" / fileid
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    _check_sentiment_reads(paddle.dataset.sentiment, monkeypatch)
+
+
+def test_sentiment_reads_the_movie_reviews_zip_on_nltks_path(data_home, monkeypatch):
+    nltk_data = data_home / "nltk"
+    (nltk_data / "corpora").mkdir(parents=True)
+    with zipfile.ZipFile(nltk_data / "corpora" / "movie_reviews.zip", "w") as package:
+        for fileid, text in _REVIEWS.items():
+            package.writestr(f"movie_reviews/{fileid}", text)
+    monkeypatch.setenv("NLTK_DATA", str(nltk_data))
+    _check_sentiment_reads(paddle.dataset.sentiment, monkeypatch)
+
+
+def test_sentiment_synthetic_corpus_has_the_real_sizes_and_top_words(data_home, capsys):
+    st = paddle.dataset.sentiment
+    word_dict = st.get_word_dict()
+    assert "SYNTHETIC" in capsys.readouterr().err
+    assert 39000 < len(word_dict) < 40500  # the real corpus has 39,768 words
+    # Paddle's test_sentiment.py: the ten most frequent words of the real corpus
+    assert word_dict[:10] == [(w, i) for i, w in enumerate([",", "the", ".", "a", "and", "of", "to", "'", "is", "in"])]
+    train, test = list(st.train()), list(st.test())
+    assert (len(train), len(test)) == (1600, 400)
+    assert [label for _, label in test[:4]] == [0, 1, 0, 1]
+    ids = dict(word_dict)
+    good, bad = ({ids[f"{side}{i}"] for i in range(300)} for side in ("good", "bad"))
+    right = [(sum(w in good for w in x) > sum(w in bad for w in x)) == label for x, label in test]
+    assert np.mean(right) > 0.9

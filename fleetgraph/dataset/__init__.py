@@ -1,6 +1,6 @@
 """Datasets as readers, Paddle 1.8's `paddle.dataset` (real files when present, synthetic otherwise)."""
 
-from . import cifar, conll05, flowers, imdb, imikolov, mnist, movielens, uci_housing, wmt14, wmt16
+from . import cifar, conll05, flowers, imdb, imikolov, mnist, movielens, sentiment, uci_housing, wmt14, wmt16
 
 __all__ = [
     "cifar",
@@ -10,6 +10,7 @@ __all__ = [
     "imikolov",
     "mnist",
     "movielens",
+    "sentiment",
     "uci_housing",
     "wmt14",
     "wmt16",

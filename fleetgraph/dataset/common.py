@@ -31,11 +31,13 @@ def find_any(name: str, filenames: Sequence[str]) -> str | None:
     return next((path for path in (find(name, f) for f in filenames) if path), None)
 
 
-def warn_synthetic(name: str, what: str) -> None:
+def warn_synthetic(name: str, what: str, where: str = "") -> None:
+    """Says once per dataset that the real files were not found (where: the places looked in, when
+    not the usual <home>/<name>/...) and what stands in for them."""
     if name in _warned:
         return
     _warned.add(name)
-    where = " or ".join(search_paths(name, "..."))
+    where = where or " or ".join(search_paths(name, "..."))
     print(
         f"fleetgraph.dataset.{name}: real data not found ({where}); using a SYNTHETIC stand-in: {what}", file=sys.stderr
     )
