@@ -91,6 +91,27 @@ def test_lars_momentum_op_matches_paddles_formula_step_by_step(name):
         np.testing.assert_allclose(got["Velocity"], v, rtol=tol, atol=tol)
 
 
+def test_lars_momentum_and_dpsgd_ops_give_paddles_numbers():
+    """The first elements Paddle's own kernels give for these inputs (run in Paddle, pasted here)."""
+    rng = np.random.default_rng(2)
+    p, g, v = (rng.normal(size=(6, 5)).astype("float32") for _ in range(3))
+    lr = np.array([0.1], "float32")
+    attrs = {"mu": 0.9, "lars_coeff": 0.5, "lars_weight_decay": 0.01}
+    state, inputs = {"Param": p, "Velocity": v}, {"Grad": g, "LearningRate": lr}
+    (lars,) = _run_op("lars_momentum", state, inputs, attrs, outputs=("ParamOut", "VelocityOut"))
+    np.testing.assert_allclose(
+        lars["Param"].ravel()[:5], [-0.4364651, -0.35187942, -0.30602074, -2.3817112, 1.203371], rtol=1e-6
+    )
+    np.testing.assert_allclose(
+        lars["Velocity"].ravel()[:5], [0.6255185, -0.17086905, -0.1070428, -0.05975609, 0.5963363], rtol=1e-6
+    )
+    attrs = {"clip": 0.5, "batch_size": 16.0, "sigma": 0.0, "seed": 1}
+    (dp,) = _run_op("dpsgd", {"Param": p}, {"Grad": g, "LearningRate": lr}, attrs)
+    np.testing.assert_allclose(
+        dp["Param"].ravel()[:5], [0.18132688, -0.5239304, -0.4229652, -2.4481008, 1.7977738], rtol=1e-6
+    )
+
+
 # -- dpsgd -----------------------------------------------------------------------------------------
 
 
