@@ -7,7 +7,7 @@ from collections import ChainMap
 
 import numpy as np
 
-from ..ops.lod_tensor import LoDTensor, LoDTensorArray
+from ..ops.lod_tensor import LoDTensor, LoDTensorArray, placed
 
 
 class Tensor:
@@ -38,8 +38,12 @@ class Tensor:
 
     def set(self, array, place=None) -> None:
         """A copy of `array` as the value, in the array module of `place` (a GPU's, a strict one) when
-        given; the LoD stays."""
-        self._update("set", array, place)
+        given; the LoD stays. Whatever the entry held before (a table, nothing yet) is replaced."""
+        old = self._scope.vars.get(self._name)
+        data = placed(array, place)
+        self._scope.vars[self._name] = (
+            LoDTensor(data, old.levels) if isinstance(old, LoDTensor) and old.levels else data
+        )
 
     def _set_dims(self, dims) -> None:
         self._update("_set_dims", dims)
