@@ -201,6 +201,9 @@ OPTIMIZERS = {  # the optimizer kernels, which the op cases leave to tests/test_
     "decayed_adagrad": lambda: paddle.fluid.optimizer.DecayedAdagradOptimizer(0.1),
     "ftrl": lambda: paddle.fluid.optimizer.Ftrl(0.1, l1=0.001, l2=0.01),
     "lamb": lambda: paddle.optimizer.Lamb(0.01, lamb_weight_decay=0.01),
+    "lars_momentum": lambda: paddle.fluid.optimizer.LarsMomentum(0.1, 0.9),
+    # no noise: the test compares two runs exactly, and unseeded noise differs between them
+    "dpsgd": lambda: paddle.fluid.optimizer.Dpsgd(0.1, clip=1.0, batch_size=16.0, sigma=0.0),
 }
 
 
