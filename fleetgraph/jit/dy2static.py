@@ -418,14 +418,15 @@ def converted_code(func) -> str:
 class ProgramTranslator:
     """Paddle's switch of dygraph-to-static (one instance): `ProgramTranslator().enable(False)`
     makes to_static layers and functions run their dynamic code, and tracing take Python's control
-    flow as it goes."""
+    flow as it goes. The switch is this class's, so the translator of program_translator.py (the one
+    that also builds and runs programs) flips the same one."""
 
-    _instance: ProgramTranslator | None = None
+    enable_to_static = True
+    last_translated = None  # the api.Traced program translated last (what save_inference_model saves)
 
     def __new__(cls) -> ProgramTranslator:
-        if cls._instance is None:
+        if "_instance" not in cls.__dict__:  # one per class: a subclass gets its own
             cls._instance = super().__new__(cls)
-            cls._instance.enable_to_static = True
         return cls._instance
 
     @classmethod
@@ -435,7 +436,12 @@ class ProgramTranslator:
     def enable(self, enable_to_static: bool) -> None:
         if not isinstance(enable_to_static, bool):
             raise TypeError(f"ProgramTranslator.enable: expected a bool, got {type(enable_to_static).__name__}")
-        self.enable_to_static = enable_to_static
+        ProgramTranslator.enable_to_static = enable_to_static
+
+    @staticmethod
+    def remember(traced) -> None:
+        """`traced` (an api.Traced) is the program translated last, for every translator."""
+        ProgramTranslator.last_translated = traced
 
     def get_func(self, dygraph_func):
         """The function with its control flow converted (building programs when called on
