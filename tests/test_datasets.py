@@ -299,3 +299,22 @@ def test_sentiment_synthetic_corpus_has_the_real_sizes_and_top_words(data_home, 
     good, bad = ({ids[f"{side}{i}"] for i in range(300)} for side in ("good", "bad"))
     right = [(sum(w in good for w in x) > sum(w in bad for w in x)) == label for x, label in test]
     assert np.mean(right) > 0.9
+
+
+def test_mnist_reader_creator_reads_a_pair_of_idx_files_as_paddle(tmp_path):
+    images = np.random.default_rng(1).integers(0, 256, size=(3, 784), dtype=np.uint8)
+    with gzip.open(tmp_path / "images.gz", "wb") as f:
+        f.write(np.array([2051, 3, 28, 28], ">u4").tobytes() + images.tobytes())
+    with gzip.open(tmp_path / "labels.gz", "wb") as f:
+        f.write(np.array([2049, 3], ">u4").tobytes() + bytes([7, 0, 9]))
+    samples = list(paddle.dataset.mnist.reader_creator(str(tmp_path / "images.gz"), str(tmp_path / "labels.gz"), 1)())
+    assert [label for _, label in samples] == [7, 0, 9]
+    np.testing.assert_allclose(samples[2][0], images[2] / 255.0 * 2.0 - 1.0, atol=1e-6)
+    assert samples[0][0].dtype == np.float32 and samples[0][0].shape == (784,)
+    with pytest.raises(ValueError, match="mnist.reader_creator: buffer_size; expected a positive int, got 0"):
+        paddle.dataset.mnist.reader_creator("images.gz", "labels.gz", 0)
+
+
+def test_mnist_fetch_says_when_the_synthetic_set_stands_in(data_home, capsys):
+    paddle.dataset.mnist.fetch()
+    assert "fleetgraph.dataset.mnist: real data not found" in capsys.readouterr().err
