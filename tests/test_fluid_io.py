@@ -439,3 +439,14 @@ def test_fluid_reader_reexports_the_dataset_classes_and_name_generator():
     assert fluid.io.InMemoryDataset is paddle.distributed.InMemoryDataset
     generator = fluid.io.UniqueNameGenerator("p_")
     assert generator("fc") == "p_fc_0" and generator("fc") == "p_fc_1"
+
+
+def test_is_parameter_is_persistable_and_is_belong_to_optimizer():
+    main, _, _ = _trained_program()
+    kinds = {
+        v.name: (fluid.io.is_parameter(v), fluid.io.is_persistable(v), fluid.io.is_belong_to_optimizer(v))
+        for v in main.list_vars()
+    }
+    assert kinds["fc_0.w_0"] == (True, True, False)
+    assert kinds["fc_0.w_0_moment1_0"] == (False, True, True)
+    assert kinds["x"] == (False, False, False)

@@ -24,7 +24,7 @@ ONNX_FILE = "model.onnx"
 
 
 def _persistables(program: Program) -> list[Variable]:
-    return [v for v in program.list_vars() if v.persistable and v.type != VarType.RAW]
+    return [v for v in program.list_vars() if is_persistable(v)]
 
 
 def _scope_of(executor) -> Scope:
@@ -223,9 +223,24 @@ def static_load_inference_model(path_prefix, executor, **kwargs):
 _SUFFIXES = (".pdparams", ".pdopt", ".pdmodel")
 
 
+def is_parameter(var: Variable) -> bool:
+    """`fluid.io.is_parameter`."""
+    return isinstance(var, Parameter)
+
+
+def is_persistable(var: Variable) -> bool:
+    """`fluid.io.is_persistable`: persistable, and not a reader's queue (Paddle's READER variables)."""
+    return var.persistable and var.type != VarType.RAW
+
+
+def is_belong_to_optimizer(var: Variable) -> bool:
+    """`fluid.io.is_belong_to_optimizer`: a persistable that is neither a parameter nor a feed."""
+    return not is_parameter(var) and not var.need_check_feed and is_persistable(var)
+
+
 def get_program_parameter(program: Program) -> list[Variable]:
     """`fluid.io.get_program_parameter`: the program's parameters."""
-    return [v for v in program.list_vars() if isinstance(v, Parameter)]
+    return [v for v in program.list_vars() if is_parameter(v)]
 
 
 def get_program_persistable_vars(program: Program) -> list[Variable]:
@@ -234,8 +249,7 @@ def get_program_persistable_vars(program: Program) -> list[Variable]:
 
 
 def _optimizer_vars(program: Program) -> list[Variable]:
-    """Paddle's is_belong_to_optimizer: persistables that are neither parameters nor feeds."""
-    return [v for v in _persistables(program) if not isinstance(v, Parameter) and not v.need_check_feed]
+    return [v for v in program.list_vars() if is_belong_to_optimizer(v)]
 
 
 def _model_prefix(model_path) -> str:
