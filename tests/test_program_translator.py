@@ -139,6 +139,23 @@ def test_save_inference_model_saves_the_program_translated_last(translator, tmp_
     np.testing.assert_allclose(value, scaled.numpy())
 
 
+def test_save_inference_model_saves_what_declarative_translated(translator, tmp_path):
+    """Paddle's documented use: a @declarative function runs, then the translator saves its program."""
+
+    @fluid.dygraph.declarative
+    def double(x):
+        return fluid.layers.scale(x, 2.0)
+
+    x = np.arange(6, dtype="float32").reshape(2, 3)
+    with fluid.dygraph.guard():
+        expected = double(fluid.dygraph.to_variable(x)).numpy()
+    translator.save_inference_model(str(tmp_path))
+    exe = fluid.Executor(fluid.CPUPlace())
+    program, feed_names, fetch_vars = fluid.io.load_inference_model(str(tmp_path), exe)
+    (value,) = exe.run(program, feed={feed_names[0]: x}, fetch_list=fetch_vars)
+    np.testing.assert_allclose(value, expected)
+
+
 def test_save_inference_model_needs_a_translated_program(translator, tmp_path):
     with pytest.raises(FleetgraphError, match="no program translated yet"):
         translator.save_inference_model(str(tmp_path))

@@ -2,7 +2,7 @@
 flow converted by dy2static), saved and loaded."""
 
 from .api import InputSpec, StaticFunction, TranslatedLayer, declarative, load, save, to_static, trace
-from .dy2static import ProgramTranslator
+from .program_translator import ProgramTranslator
 
 __all__ = [
     "InputSpec",

@@ -186,6 +186,7 @@ class StaticFunction:
         key = tuple((tuple(s.shape), s.dtype) for s in specs) + (self._training(),)
         if key not in self._traced:
             self._traced[key] = trace(self._function, specs)
+            ProgramTranslator.remember(self._traced[key])  # what ProgramTranslator.save_inference_model saves
         return self._traced[key]
 
     def __call__(self, *inputs):
