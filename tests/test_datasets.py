@@ -318,3 +318,21 @@ def test_mnist_reader_creator_reads_a_pair_of_idx_files_as_paddle(tmp_path):
 def test_mnist_fetch_says_when_the_synthetic_set_stands_in(data_home, capsys):
     paddle.dataset.mnist.fetch()
     assert "fleetgraph.dataset.mnist: real data not found" in capsys.readouterr().err
+
+
+def test_uci_housing_has_paddles_loader_globals_and_predict_reader(data_home, monkeypatch):
+    uci = paddle.dataset.uci_housing
+    monkeypatch.setattr(uci, "_DATA", None)
+    monkeypatch.setattr(uci, "_RATIO", uci.TRAIN_RATIO)
+    rows = np.arange(5 * 14, dtype=float).reshape(5, 14) ** 1.5
+    (data_home / "housing.data").write_text("\n".join(" ".join(map(str, r)) for r in rows))
+    assert uci.UCI_TRAIN_DATA is None and uci.feature_names[-1] == "LSTAT"
+    uci.load_data(str(data_home / "housing.data"), ratio=0.6)
+    uci.load_data("ignored once loaded")
+    feats = rows[:, :-1]
+    normalized = (feats - feats.mean(0)) / (feats.max(0) - feats.min(0))
+    np.testing.assert_allclose(uci.UCI_TRAIN_DATA[:, :-1], normalized[:3])
+    np.testing.assert_allclose(uci.UCI_TEST_DATA[:, -1], rows[3:, -1])
+    (features,) = uci.predict_reader()
+    np.testing.assert_allclose(features, normalized[3])
+    assert [y[0] for _, y in uci.train()()] == list(rows[:3, -1])

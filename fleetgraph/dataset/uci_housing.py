@@ -1,5 +1,10 @@
-"""UCI housing: 13 normalized features -> median price; the real housing.data when present, else a
-synthetic set of the same shape (said once on stderr)."""
+"""UCI housing (`paddle.dataset.uci_housing`): samples (13 normalized float64 features, [median
+price]) from housing.data under uci_housing/ in Paddle's cache when present, else a synthetic set of
+the same shape (said once on stderr). As Paddle's, each feature becomes (x - mean) / (max - min) over
+all rows, and the first 80% of the rows are the training set.
+
+Paddle's load_data also saved a bar chart of the features' ranges to ./image/ranges.png (with
+matplotlib); this one draws nothing."""
 
 from __future__ import annotations
 
@@ -7,9 +12,23 @@ import numpy as np
 
 from .common import find, warn_synthetic
 
-FEATURE_NAMES = ["CRIM", "ZN", "INDUS", "CHAS", "NOX", "RM", "AGE", "DIS", "RAD", "TAX", "PTRATIO", "B", "LSTAT"]
+__all__ = ["test", "train"]
+
+feature_names = ["CRIM", "ZN", "INDUS", "CHAS", "NOX", "RM", "AGE", "DIS", "RAD", "TAX", "PTRATIO", "B", "LSTAT"]
+FEATURE_NAMES = feature_names
 TRAIN_RATIO = 0.8
-_DATA: np.ndarray | None = None
+_DATA: np.ndarray | None = None  # the normalized rows, the first _RATIO of them for training
+_RATIO = TRAIN_RATIO
+
+
+def __getattr__(name: str):
+    """Paddle's module globals UCI_TRAIN_DATA and UCI_TEST_DATA: None until the data is loaded."""
+    if name in ("UCI_TRAIN_DATA", "UCI_TEST_DATA"):
+        if _DATA is None:
+            return None
+        offset = int(_DATA.shape[0] * _RATIO)
+        return _DATA[:offset] if name == "UCI_TRAIN_DATA" else _DATA[offset:]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _synthetic(rows: int = 506) -> np.ndarray:
@@ -21,36 +40,59 @@ def _synthetic(rows: int = 506) -> np.ndarray:
     return np.column_stack([x, y])
 
 
-def _load() -> np.ndarray:
-    global _DATA
+def _use(data: np.ndarray, ratio: float) -> None:
+    global _DATA, _RATIO
+    feats = data[:, :-1]
+    data[:, :-1] = (feats - feats.mean(axis=0)) / (feats.max(axis=0) - feats.min(axis=0))
+    _DATA, _RATIO = data, ratio
+
+
+def load_data(filename: str, feature_num: int = 14, ratio: float = 0.8) -> None:
+    """Reads rows of feature_num numbers (the last the price) from filename, normalizes and splits
+    them at ratio; once loaded, later calls change nothing (as Paddle's)."""
+    if _DATA is None:
+        raw = np.fromfile(filename, sep=" ")
+        _use(raw.reshape(raw.shape[0] // feature_num, feature_num), ratio)
+
+
+def _load() -> tuple[np.ndarray, int]:
     if _DATA is None:
         path = find("uci_housing", "housing.data")
         if path:
-            raw = np.fromfile(path, sep=" ")
-            data = raw.reshape(raw.shape[0] // 14, 14)
+            load_data(path, ratio=TRAIN_RATIO)
         else:
             warn_synthetic("uci_housing", "506 rows of 13 features and a price, from a fixed linear model")
-            data = _synthetic()
-        # Paddle's normalization: (x - mean) / (max - min) per feature
-        feats = data[:, :-1]
-        data[:, :-1] = (feats - feats.mean(axis=0)) / (feats.max(axis=0) - feats.min(axis=0))
-        _DATA = data
-    return _DATA
+            _use(_synthetic(), TRAIN_RATIO)
+    return _DATA, int(_DATA.shape[0] * _RATIO)
 
 
-def _reader(part: slice):
+def _reader(train_part: bool):
     def reader():
-        for row in _load()[part]:
+        data, offset = _load()
+        for row in data[:offset] if train_part else data[offset:]:
             yield row[:-1], row[-1:]
 
     return reader
 
 
 def train():
-    data = _load()
-    return _reader(slice(0, int(len(data) * TRAIN_RATIO)))
+    """The first 80% of the rows: (features, [price])."""
+    _load()
+    return _reader(True)
 
 
 def test():
-    data = _load()
-    return _reader(slice(int(len(data) * TRAIN_RATIO), None))
+    _load()
+    return _reader(False)
+
+
+def predict_reader() -> tuple[np.ndarray]:
+    """The first test row's features, alone in a tuple, for an inference example."""
+    data, offset = _load()
+    return (data[offset][:-1],)
+
+
+def fetch() -> None:
+    """Makes the data ready: nothing is downloaded; Paddle's file is read, or the synthetic set is made
+    (and said on stderr)."""
+    _load()
