@@ -10,6 +10,7 @@ import pytest
 
 import fleetgraph as paddle
 import fleetgraph.fluid as fluid
+from fleetgraph.ir import FleetgraphError
 from fleetgraph.layers.io import create_py_reader_by_data, double_buffer, py_reader, read_file
 
 PLACE = fluid.CPUPlace()
@@ -450,3 +451,56 @@ def test_is_parameter_is_persistable_and_is_belong_to_optimizer():
     assert kinds["fc_0.w_0"] == (True, True, False)
     assert kinds["fc_0.w_0_moment1_0"] == (False, True, True)
     assert kinds["x"] == (False, False, False)
+
+
+@pytest.mark.parametrize("use_thread", [False, True])
+def test_batches_pushed_into_a_py_readers_queue_are_read_in_order(use_thread):
+    # test_py_reader_push_pop.py: the script fills reader.queue itself, without start()
+    import threading
+
+    shapes, dtypes = [(-1, 3, 2, 1), (-1, 1)], ["float32", "int64"]
+    main = fluid.Program()
+    with fluid.program_guard(main, fluid.Program()), fluid.scope_guard(fluid.core.Scope()):
+        data_file = py_reader(capacity=10, shapes=shapes, dtypes=dtypes, lod_levels=[0, 0])
+        feed_queue = data_file.queue
+        read_out = read_file(data_file)
+        rng = np.random.RandomState(3)
+        inputs = []
+        for _ in range(20):
+            batch = fluid.core.LoDTensorArray()
+            size = rng.randint(10, 21)
+            for shape, dtype in zip(shapes, dtypes):
+                batch.append(fluid.core.LoDTensor(rng.uniform(0, 1000, (size, *shape[1:])).astype(dtype)))
+            inputs.append(batch)
+        exe = fluid.Executor(PLACE)
+        outputs = []
+        if use_thread:
+            threading.Thread(target=lambda: [feed_queue.push(b) for b in inputs], daemon=True).start()
+            outputs = [exe.run(main, fetch_list=read_out) for _ in inputs]
+        else:
+            for batch in inputs:
+                assert feed_queue.push(batch)
+                outputs.append(exe.run(main, fetch_list=read_out))
+        feed_queue.close()
+        with pytest.raises(fluid.core.EOFException):
+            exe.run(main, fetch_list=read_out)
+    assert feed_queue.capacity() == 10 and feed_queue.size() == 0
+    for batch, out in zip(inputs, outputs):
+        for tensor, value in zip(batch, out):
+            np.testing.assert_array_equal(np.array(tensor), value)
+
+
+def test_a_killed_queue_fails_the_read_after_the_pushed_batches():
+    main = fluid.Program()
+    with fluid.program_guard(main, fluid.Program()):
+        reader = py_reader(capacity=2, shapes=[(-1, 1)], dtypes=["float32"])
+        x = read_file(reader)
+    reader.queue.push([np.ones((1, 1), "float32")])
+    reader.queue.kill()
+    exe = fluid.Executor(PLACE)
+    assert exe.run(main, fetch_list=[x])[0].tolist() == [[1.0]]
+    with pytest.raises(FleetgraphError, match="the queue was killed: .*kill\\(\\) was called"):
+        exe.run(main, fetch_list=[x])
+    with pytest.raises(FleetgraphError, match="a batch holds 2 values; expected 1"):
+        reader.reset()
+        reader.queue.push([np.ones((1, 1), "float32"), np.ones((1, 1), "float32")])

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from ..executor import global_scope
 from ..io.loader import GeneratorLoader, _py_reader_attrs, _raw_var
+from ..io.loader import _convert as convert_batch
 from ..io.loader import _unique as unique_loader_name
 from ..ir import FleetgraphValueError, unique_name
 from ..ir.dtypes import convert_dtype
 from ..ir.framework import default_main_program
 from ..ir.program import Variable, VarType
-from ..ops.reader import QueueReader
+from ..ops.reader import BlockingQueue, QueueReader
 
 __all__ = ["create_py_reader_by_data", "double_buffer", "monkey_patch_reader_methods", "py_reader", "read_file"]
 
@@ -74,9 +75,36 @@ class _PyReaderFeed(GeneratorLoader):
         )
 
 
+class PushQueue:
+    """A py_reader's `queue` as Paddle's LoDTensorBlockingQueue shows it, for scripts that push the
+    batches themselves: push(tensors) waits while the queue is full and says whether it took them,
+    close() ends the epoch (the reads after the last batch raise EOFException), kill() makes them
+    fail. Each batch is checked against the reader's variables as the DataLoader checks it."""
+
+    def __init__(self, queue: BlockingQueue, slots: list[Variable]) -> None:
+        self._queue, self._slots = queue, slots
+
+    def push(self, tensors) -> bool:
+        if not self._queue.started:  # Paddle's queue is open from the start: the first push opens it
+            self._queue.open()
+        return self._queue.push(self._queue.generation, convert_batch(list(tensors), self._slots))
+
+    def close(self) -> None:
+        self._queue.close(self._queue.generation)
+
+    def kill(self) -> None:
+        self._queue.fail(self._queue.generation, FleetgraphValueError("kill() was called"), "the queue was killed:")
+
+    def size(self) -> int:
+        return len(self._queue)
+
+    def capacity(self) -> int:
+        return self._queue.capacity
+
+
 def _with_feeding(reader: Variable, feed: _PyReaderFeed, slots: list[Variable]) -> Variable:
     """Paddle's reader variable surface: the data source setters, start(), reset() and the queue."""
-    reader._feed, reader._slots, reader.queue = feed, slots, feed.queue
+    reader._feed, reader._slots, reader.queue = feed, slots, PushQueue(feed.queue, slots)
     reader.start, reader.reset = feed.start, feed.reset
     reader.decorate_paddle_reader = reader.decorate_sample_list_generator = feed.set_sample_list_generator
     reader.decorate_tensor_provider = reader.decorate_batch_generator = feed.set_batch_generator

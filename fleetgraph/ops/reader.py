@@ -48,6 +48,11 @@ class BlockingQueue:
     def started(self) -> bool:
         return self._state != IDLE
 
+    @property
+    def generation(self) -> int:
+        """The token of the current generation, for a feeder that did not open it itself."""
+        return self._token
+
     def __len__(self) -> int:
         return len(self._items)
 
