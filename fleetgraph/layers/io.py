@@ -13,7 +13,7 @@ from ..ir.framework import default_main_program
 from ..ir.program import Variable, VarType
 from ..ops.reader import BlockingQueue, QueueReader
 
-__all__ = ["create_py_reader_by_data", "double_buffer", "monkey_patch_reader_methods", "py_reader", "read_file"]
+__all__ = ["create_py_reader_by_data", "double_buffer", "py_reader", "read_file"]
 
 
 def data(name: str, shape, dtype="float32", lod_level: int = 0) -> Variable:
