@@ -336,3 +336,10 @@ def test_uci_housing_has_paddles_loader_globals_and_predict_reader(data_home, mo
     (features,) = uci.predict_reader()
     np.testing.assert_allclose(features, normalized[3])
     assert [y[0] for _, y in uci.train()()] == list(rows[:3, -1])
+
+
+def test_flowers_synthetic_refuses_a_mapper_it_could_not_apply(data_home, capsys):
+    with pytest.raises(NotImplementedError, match="flowers: mapper; the synthetic stand-in serves pictures already"):
+        paddle.dataset.flowers.train(mapper=lambda sample: sample)
+    paddle.dataset.flowers.fetch()
+    assert "fleetgraph.dataset.flowers: real data not found" in capsys.readouterr().err

@@ -32,11 +32,14 @@ def _synthetic_count() -> int:
     return int(value)
 
 
+def _announce_synthetic(count: int) -> None:
+    what = f"{count} pictures of 3x{SIZE}x{SIZE} in {SYNTHETIC_CLASSES} classes (coarse patterns plus noise)"
+    warn_synthetic("flowers", what)
+
+
 def _synthetic_reader(part: str, cycle: bool):
     count = _synthetic_count()
-    warn_synthetic(
-        "flowers", f"{count} pictures of 3x{SIZE}x{SIZE} in {SYNTHETIC_CLASSES} classes (coarse patterns plus noise)"
-    )
+    _announce_synthetic(count)
     patterns = np.random.default_rng(102).normal(0.0, 1.0, size=(SYNTHETIC_CLASSES, 3, 7, 7)).astype(np.float32)
     offset = {"train": 0, "test": 1 << 20, "valid": 2 << 20}[part]
 
@@ -92,10 +95,17 @@ def _simple_transform(sample):
     return chw.reshape(-1) / 255.0, label
 
 
+_FILES = ("102flowers.tgz", "imagelabels.mat", "setid.mat")
+
+
 def _reader(part: str, mapper, cycle: bool):
-    files = ("102flowers.tgz", "imagelabels.mat", "setid.mat")
-    if all(find("flowers", f) for f in files):
+    if all(find("flowers", f) for f in _FILES):
         return _real_reader(part, mapper, cycle)
+    if mapper is not None:
+        raise NotImplementedError(
+            "flowers: mapper; the synthetic stand-in serves pictures already mapped, so it takes no mapper "
+            f"(the real files {', '.join(_FILES)} under flowers/ in Paddle's cache do)"
+        )
     return _synthetic_reader(part, cycle)
 
 
@@ -110,3 +120,10 @@ def test(mapper=None, buffered_size=1024, use_xmap=True, cycle=False):
 
 def valid(mapper=None, buffered_size=1024, use_xmap=True):
     return _reader("valid", mapper, False)
+
+
+def fetch() -> None:
+    """Makes the data ready: nothing is downloaded; Paddle's files are found, or the synthetic set is
+    announced on stderr."""
+    if not all(find("flowers", f) for f in _FILES):
+        _announce_synthetic(_synthetic_count())
