@@ -201,3 +201,18 @@ def test_data_feeder_module_feeds_a_minibatch():
     fed = feeder.feed([([1, 2],), ([3, 4],)])
     np.testing.assert_array_equal(fed["x"], np.array([[1, 2], [3, 4]], np.float32))
     assert list(data_feeder.zip([1], [2])) == [(1, 2)] and list(data_feeder.xrange(2)) == [0, 1]
+
+
+def test_a_run_in_a_kid_scope_trains_the_parents_parameters():
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup), fluid.unique_name.guard():
+        x = fluid.data("x", [None, 2], "float32")
+        loss = fluid.layers.reduce_mean(fluid.layers.fc(x, 1, param_attr=fluid.ParamAttr(name="w")))
+        fluid.optimizer.SGD(0.5).minimize(loss)
+    exe, parent = fluid.Executor(fluid.CPUPlace()), core.Scope()
+    exe.run(startup, scope=parent)
+    before = np.array(parent.find_var("w").get_tensor(), copy=True)
+    kid = parent.new_scope()
+    exe.run(main, feed={"x": np.ones((1, 2), np.float32)}, scope=kid)
+    np.testing.assert_allclose(np.array(parent.find_var("w").get_tensor()), before - 0.5)  # d loss / d w = x = 1
+    assert "w" not in kid.local_var_names()
