@@ -54,7 +54,10 @@ def check_dtype(input_dtype, input_name: str, expected_dtype, op_name: str, extr
         return
     name = convert_dtype(input_dtype)
     if name == "float16":
-        warnings.warn(f"The data type of '{input_name}' in {op_name} only support float16 in GPU now. {extra_message}")
+        warnings.warn(
+            f"The data type of '{input_name}' in {op_name} only support float16 in GPU now. {extra_message}",
+            stacklevel=2,
+        )
     if name not in expected_dtype:
         raise TypeError(
             f"The data type of '{input_name}' in {op_name} must be {expected_dtype}, but received {name}. "
