@@ -95,3 +95,38 @@ def test_a_1x_decay_as_learning_rate_keeps_the_rate_a_scalar():
             weights.append(linear.weight.numpy().copy())
     steps = -np.diff(np.stack(weights), axis=0)[:, 0, 0]  # the gradient is 1: each step moves by the rate
     np.testing.assert_allclose(steps, [0.5, 0.25, 0.125], rtol=1e-6)
+
+
+@pytest.mark.parametrize("dim", [None, 1])
+def test_weight_norm_param_attr_trains_g_and_v_of_w_equal_g_v_over_norm(dim):
+    """Paddle's test_weight_normalization: w = g * v / ||v||, the norm over every axis but dim; w starts
+    as the initializer's value, and g and v get the chain rule's gradients."""
+    x = np.random.default_rng(0).normal(size=(3, 4)).astype(np.float32)
+    v0 = np.random.default_rng(1).normal(size=(4, 5)).astype(np.float32)
+    main, startup = Program(), Program()
+    with program_guard(main, startup), fluid.unique_name.guard():
+        data = fluid.data("x", [None, 4])
+        attr = fluid.WeightNormParamAttr(dim=dim, name="w", initializer=fluid.initializer.NumpyArrayInitializer(v0))
+        out = fluid.layers.fc(data, 5, param_attr=attr, bias_attr=False)
+        loss = fluid.layers.reduce_sum(out)
+        grads = dict((p.name, g) for p, g in fluid.backward.append_backward(loss))
+    assert sorted(grads) == ["w_g", "w_v"]
+    exe, scope = fluid.Executor(fluid.CPUPlace()), fluid.Scope()
+    exe.run(startup, scope=scope)
+    g0 = np.array(scope.vars["w_g"])
+    got_out, got_g, got_v = exe.run(main, feed={"x": x}, fetch_list=[out, grads["w_g"], grads["w_v"]], scope=scope)
+    axes = (0, 1) if dim is None else (0,)
+    norm = np.sqrt((v0.astype(np.float64) ** 2).sum(axis=axes, keepdims=True))
+    np.testing.assert_allclose(g0, norm, rtol=1e-5)
+    np.testing.assert_allclose(got_out, x @ v0, rtol=1e-4, atol=1e-5)  # w starts as v
+    dw = np.repeat(x.sum(axis=0, keepdims=True).T, 5, axis=1)  # d sum(x @ w) / dw
+    unit = v0 / norm
+    np.testing.assert_allclose(got_g, (dw * unit).sum(axis=axes, keepdims=True), rtol=1e-4, atol=1e-5)
+    dv = g0 / norm * (dw - unit * (dw * unit).sum(axis=axes, keepdims=True))
+    np.testing.assert_allclose(got_v, dv, rtol=1e-4, atol=1e-5)
+
+
+def test_weight_norm_param_attr_is_refused_in_dynamic_mode():
+    with guard():
+        with pytest.raises(NotImplementedError, match="WeightNormParamAttr"):
+            fluid.layers.fc(paddle.to_tensor(np.ones((1, 2), np.float32)), 3, param_attr=fluid.WeightNormParamAttr())

@@ -15,7 +15,8 @@ from ..ir.dtypes import convert_dtype
 from ..ir.errors import FleetgraphError
 from ..ir.framework import default_main_program, default_startup_program
 from ..ir.program import Parameter, Variable, VarType
-from ..param_attr import ParamAttr
+from ..param_attr import ParamAttr, WeightNormParamAttr
+from .weight_norm import weight_normalized
 
 
 class LayerHelper:
@@ -56,6 +57,15 @@ class LayerHelper:
         name = attr.name or unique_name.generate(f"{self.name}.{suffix}")
         init = attr.initializer or default_initializer or (Constant(0.0) if is_bias else Xavier())
         dtype = convert_dtype(dtype)
+        if isinstance(attr, WeightNormParamAttr):
+            if mode.eager_by_default():
+                raise NotImplementedError(
+                    f"{self.layer_type}: WeightNormParamAttr builds static programs only, as Paddle 1.8's"
+                )
+            kw = dict(trainable=attr.trainable, regularizer=attr.regularizer, need_clip=attr.need_clip)
+            return weight_normalized(
+                self, attr, name, shape, dtype, init, dict(kw, optimize_attr={"learning_rate": attr.learning_rate})
+            )
         if mode.eager_by_default():
             return params.create_parameter(
                 name,
