@@ -24,6 +24,7 @@ import os
 import re
 import sys
 import zipfile
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -113,42 +114,49 @@ def _read_files(location: str | None) -> dict[str, str]:
         return {name: package.read(prefix + name).decode("ascii") for name in names}
 
 
+@dataclass(frozen=True)
+class _Corpus:
+    word_dict: list[tuple[str, int]]
+    files: list[str]  # a negative file and a positive one in turn
+    data: list[tuple[list[int], int]]  # (word ids, label) of each of files
+
+
 @functools.cache
-def _words(location: str | None) -> dict[str, list[str]]:
-    """Each file's words (location keys the cache: the corpus found, or None for the synthetic one)."""
-    return {fileid: _TOKEN.findall(text) for fileid, text in _read_files(location).items()}
+def _parse(location: str | None) -> _Corpus:
+    """The corpus at location (None: the synthetic one); the location keys the cache."""
+    words = {fileid: _TOKEN.findall(text) for fileid, text in _read_files(location).items()}
+    neg, pos = ([f for f in words if f.startswith(side + "/")] for side in ("neg", "pos"))
+    counts = collections.Counter()
+    for fileid in neg + pos:
+        counts.update(words[fileid])
+    ranked = sorted(counts.items(), key=lambda x: -x[1])  # stable: ties stay in order of first appearance
+    word_dict = [(word, i) for i, (word, _) in enumerate(ranked)]
+    files = list(itertools.chain.from_iterable(zip(neg, pos)))
+    ids = dict(word_dict)
+    data = [([ids[w] for w in words[f]], 0 if f.startswith("neg/") else 1) for f in files]
+    return _Corpus(word_dict, files, data)
 
 
-def _corpus() -> dict[str, list[str]]:
+def _corpus() -> _Corpus:
     location = _find()
     if location is None:
         what = "2,000 reviews of Zipf-drawn words with sentiment words, movie_reviews' layout"
         warn_synthetic("sentiment", what, where=" or ".join(_locations()[:2]) + " (or NLTK's data path)")
-    return _words(location)
-
-
-def _fileids(category: str) -> list[str]:
-    return [f for f in _corpus() if f.startswith(category + "/")]
+    return _parse(location)
 
 
 def get_word_dict() -> list[tuple[str, int]]:
     """[(word, id)], the most frequent word first, over the negative then the positive files."""
-    counts = collections.Counter()
-    words = _corpus()
-    for fileid in _fileids("neg") + _fileids("pos"):
-        counts.update(words[fileid])
-    ranked = sorted(counts.items(), key=lambda x: -x[1])  # stable: ties stay in order of first appearance
-    return [(word, i) for i, (word, _) in enumerate(ranked)]
+    return list(_corpus().word_dict)
 
 
 def sort_files() -> list[str]:
     """The files, a negative one and a positive one in turn."""
-    return list(itertools.chain.from_iterable(zip(_fileids("neg"), _fileids("pos"))))
+    return list(_corpus().files)
 
 
 def load_sentiment_data() -> list[tuple[list[int], int]]:
-    words, ids = _corpus(), dict(get_word_dict())
-    return [([ids[w] for w in words[f]], 0 if f.startswith("neg/") else 1) for f in sort_files()]
+    return list(_corpus().data)
 
 
 class _Reader:
