@@ -74,6 +74,10 @@ ABSENT: dict[str, str] = {
     "paddle.fluid.layers.device": (
         "fluid.layers.device (get_places) was deprecated in Paddle 1.6; fluid.cpu_places is here"
     ),
+    "paddle.fluid.layers.load": (
+        "Paddle 1.8.5's own layer passes output= to append_op, which ignores it, so its load op has no Out and "
+        "fails its shape check when appended; fluid.io.load and load_vars load variables"
+    ),
     "paddle.fluid.clip.imperative_base": (
         "the clip module's own import of fluid.dygraph.base, which is at its own path; here the clip classes sit "
         "below fluid, so re-exporting it would be an import cycle"
