@@ -84,6 +84,7 @@ def test_enough_of_paddles_names_are_present(listing):
     name, report = listing
     present = sum(len(states["present"]) for states in report.values())
     total = sum(len(names) for states in report.values() for names in states.values())
+    print_report(name)  # shown with pytest -rP, or run this file directly
     assert present / total >= LISTS[name], f"{name}: {present}/{total} present"
 
 
