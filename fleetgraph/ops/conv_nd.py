@@ -65,7 +65,7 @@ def _conv_transpose_infer(nd: int):
                     f"in [{least[i]}, {least[i] + strides[i]}), the sizes whose convolution gives the input"
                 )
         out = _transpose_sizes(sizes, k, strides, pads, dils, output_size)
-        if any(0 <= d < 1 for d in out) or any(d < -1 for d in out):
+        if any(d == 0 or d < -1 for d in out):
             raise ctx.error(
                 f"Filter '{w.name}' {fmt_shape(w.shape)} with strides {strides} and paddings "
                 f"{ctx.attr('paddings')} leaves no output for Input '{x.name}' {fmt_shape(x.shape)}: {fmt_shape(out)}"
@@ -142,15 +142,15 @@ def _with_index_infer(nd: int):
         for name in ("ksize", "strides", "paddings"):
             if len(ctx.attr(name)) != nd:
                 raise ctx.error(f"{name} {ctx.attr(name)}: expected {nd} values")
-        sizes = x.shape[2:]
+        sizes, s = x.shape[2:], ctx.attr("strides")
+        k, p = ctx.attr("ksize"), ctx.attr("paddings")
+        if ctx.attr("global_pooling"):  # as Paddle's: the window is the input, even for adaptive
+            k, p = list(sizes), [0] * nd
         if ctx.attr("adaptive"):
-            out = list(ctx.attr("ksize"))
-        elif ctx.attr("global_pooling"):
-            out = [1] * nd
+            out = list(k)
         else:
-            k, s, p = ctx.attr("ksize"), ctx.attr("strides"), ctx.attr("paddings")
             out = [(n - k[i] + 2 * p[i]) // s[i] + 1 if n >= 0 else -1 for i, n in enumerate(sizes)]
-        if any(0 <= d < 1 for d in out):
+        if 0 in out:
             raise ctx.error(f"ksize {ctx.attr('ksize')} does not fit X '{x.name}' {fmt_shape(x.shape)}: {out}")
         shape = (x.shape[0], x.shape[1], *out)
         ctx.set_output("Out", shape, x.dtype)
