@@ -14,7 +14,7 @@ import tarfile
 
 import numpy as np
 
-from .common import open_archive, tar_bytes
+from .common import open_archive, open_source, tar_bytes
 
 __all__ = ["test10", "test100", "train10", "train100"]
 
@@ -51,9 +51,9 @@ def _synthetic(classes: int) -> bytes:
     return tar_bytes({f"{folder}/{name}": _batch(rng, patterns, name, key, n) for name, n in sizes.items()})
 
 
-def reader_creator(source, sub_name: str, cycle: bool = False):
-    """Samples of the archive's members whose name contains sub_name, in archive order (source: a
-    function opening the archive); with cycle, again and again."""
+def reader_creator(filename, sub_name: str, cycle: bool = False):
+    """Samples of the archive's members whose name contains sub_name, in archive order (filename:
+    its path, or a function opening it); with cycle, again and again."""
 
     def read_batch(batch):
         labels = batch.get(b"labels", batch.get(b"fine_labels"))
@@ -64,7 +64,7 @@ def reader_creator(source, sub_name: str, cycle: bool = False):
 
     def reader():
         while True:
-            with source() as f, tarfile.open(fileobj=f, mode="r") as tf:
+            with open_source(filename) as f, tarfile.open(fileobj=f, mode="r") as tf:
                 for member in tf:
                     if sub_name in member.name:
                         yield from read_batch(pickle.load(tf.extractfile(member), encoding="bytes"))
@@ -95,3 +95,10 @@ def train10(cycle: bool = False):
 
 def test10(cycle: bool = False):
     return reader_creator(_source(10), "test_batch", cycle=cycle)
+
+
+def fetch() -> None:
+    """Makes the data ready: nothing is downloaded; Paddle's archives are found, or the synthetic ones
+    are made (and said on stderr)."""
+    for classes in _ARCHIVES:
+        _source(classes)().close()

@@ -53,6 +53,11 @@ def open_archive(name: str, filenames: Sequence[str], synthesize: Callable[[], b
     return io.BytesIO(synthesize())
 
 
+def open_source(source) -> BinaryIO:
+    """An archive given as Paddle's readers take it, a path, or as a function that opens it."""
+    return source() if callable(source) else open(source, "rb")
+
+
 def tar_bytes(members: dict[str, bytes]) -> bytes:
     """An uncompressed tar of members in the given order (Paddle opens its archives with mode 'r',
     which reads plain and gzipped tars alike)."""

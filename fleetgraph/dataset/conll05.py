@@ -24,7 +24,7 @@ import tempfile
 
 import numpy as np
 
-from .common import find_any, open_archive, tar_bytes, warn_synthetic
+from .common import find_any, open_archive, open_source, tar_bytes, warn_synthetic
 
 __all__ = ["get_dict", "get_embedding", "test"]
 
@@ -151,8 +151,7 @@ def corpus_reader(data_path, words_name: str, props_name: str):
     (data_path: its path, or a function opening it)."""
 
     def reader():
-        opened = data_path() if callable(data_path) else open(data_path, "rb")
-        with opened as f, tarfile.open(fileobj=f, mode="r") as tf:
+        with open_source(data_path) as f, tarfile.open(fileobj=f, mode="r") as tf:
             with (
                 gzip.GzipFile(fileobj=tf.extractfile(words_name)) as words,
                 gzip.GzipFile(fileobj=tf.extractfile(props_name)) as props,
@@ -208,6 +207,10 @@ def get_dict() -> tuple[dict[str, int], dict[str, int], dict[str, int]]:
     )
 
 
+def _archive():
+    return open_archive("conll05st", ("conll05st-tests.tar.gz",), _synthetic_archive, _WHAT)
+
+
 @functools.cache
 def _synthetic_embedding_path() -> str:
     path = os.path.join(tempfile.mkdtemp(prefix="fleetgraph-conll05-"), "emb")
@@ -228,5 +231,12 @@ def get_embedding() -> str:
 def test():
     """The test set's samples (Paddle trains on it: CoNLL-05's training set is not free)."""
     word_dict, verb_dict, label_dict = get_dict()
-    archive = functools.partial(open_archive, "conll05st", ("conll05st-tests.tar.gz",), _synthetic_archive, _WHAT)
-    return reader_creator(corpus_reader(archive, WORDS_NAME, PROPS_NAME), word_dict, verb_dict, label_dict)
+    return reader_creator(corpus_reader(_archive, WORDS_NAME, PROPS_NAME), word_dict, verb_dict, label_dict)
+
+
+def fetch() -> None:
+    """Makes the data ready: nothing is downloaded; Paddle's files are found, or the synthetic ones
+    are made (and said on stderr)."""
+    get_dict()
+    get_embedding()
+    _archive().close()

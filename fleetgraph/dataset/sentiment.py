@@ -182,3 +182,9 @@ def train() -> _Reader:
 
 def test() -> _Reader:
     return reader_creator(load_sentiment_data()[NUM_TRAINING_INSTANCES:])
+
+
+def fetch() -> None:
+    """Makes the data ready: nothing is downloaded; the corpus is found and read, or the synthetic one
+    is made (and said on stderr)."""
+    _corpus()

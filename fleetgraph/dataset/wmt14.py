@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import tarfile
 
-from .common import open_archive, tar_bytes, translation_pairs
+from .common import open_archive, open_source, tar_bytes, translation_pairs
 
 __all__ = ["get_dict", "test", "train"]
 
@@ -40,7 +40,7 @@ def _open():
     return open_archive("wmt14", _ARCHIVES, _synthetic, "30,000-word dictionaries and 22,000 word-for-word pairs")
 
 
-def _read_dicts(dict_size: int) -> tuple[dict[str, int], dict[str, int]]:
+def _read_dicts(tar_file, dict_size: int) -> tuple[dict[str, int], dict[str, int]]:
     """The first dict_size lines of the archive's one *src.dict and one *trg.dict."""
 
     def read(tf, suffix):
@@ -54,16 +54,17 @@ def _read_dicts(dict_size: int) -> tuple[dict[str, int], dict[str, int]]:
             words[line.decode().strip()] = i
         return words
 
-    with _open() as f, tarfile.open(fileobj=f, mode="r") as tf:
+    with open_source(tar_file) as f, tarfile.open(fileobj=f, mode="r") as tf:
         return read(tf, "src.dict"), read(tf, "trg.dict")
 
 
-def reader_creator(file_name: str, dict_size: int):
-    """Pairs of the members ending in file_name; pairs of over 80 ids (with the marks) are skipped."""
+def reader_creator(tar_file, file_name: str, dict_size: int):
+    """Pairs of the archive's members ending in file_name (tar_file: its path, or a function opening
+    it); pairs of over 80 ids (with the marks) are skipped."""
 
     def reader():
-        src_dict, trg_dict = _read_dicts(dict_size)
-        with _open() as f, tarfile.open(fileobj=f, mode="r") as tf:
+        src_dict, trg_dict = _read_dicts(tar_file, dict_size)
+        with open_source(tar_file) as f, tarfile.open(fileobj=f, mode="r") as tf:
             for name in [m.name for m in tf if m.name.endswith(file_name)]:
                 for line in tf.extractfile(name):
                     fields = line.decode().strip().split("\t")
@@ -79,20 +80,26 @@ def reader_creator(file_name: str, dict_size: int):
 
 
 def train(dict_size: int):
-    return reader_creator("train/train", dict_size)
+    return reader_creator(_open, "train/train", dict_size)
 
 
 def test(dict_size: int):
-    return reader_creator("test/test", dict_size)
+    return reader_creator(_open, "test/test", dict_size)
 
 
 def gen(dict_size: int):
-    return reader_creator("gen/gen", dict_size)
+    return reader_creator(_open, "gen/gen", dict_size)
 
 
 def get_dict(dict_size: int, reverse: bool = True) -> tuple[dict, dict]:
     """(source, target) dictionaries, id -> word when reverse (the default), else word -> id."""
-    src_dict, trg_dict = _read_dicts(dict_size)
+    src_dict, trg_dict = _read_dicts(_open, dict_size)
     if reverse:
         return {v: k for k, v in src_dict.items()}, {v: k for k, v in trg_dict.items()}
     return src_dict, trg_dict
+
+
+def fetch() -> None:
+    """Makes the data ready: nothing is downloaded; Paddle's archive is found, or the synthetic one is
+    made (and said on stderr)."""
+    _open().close()

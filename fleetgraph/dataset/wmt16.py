@@ -17,7 +17,7 @@ import collections
 import functools
 import tarfile
 
-from .common import find, find_any, open_archive, tar_bytes, translation_pairs
+from .common import find, find_any, open_archive, open_source, tar_bytes, translation_pairs
 
 __all__ = ["fetch", "get_dict", "test", "train", "validation"]
 
@@ -45,9 +45,14 @@ def _open():
     return open_archive("wmt16", _ARCHIVES, _synthetic, "11,247 English and 19,217 German words, 31,014 pairs")
 
 
-def _lines(file_name: str):
+def _archive():
+    """The real archive's path, or the function that opens the synthetic one (and says so)."""
+    return find_any("wmt16", _ARCHIVES) or _open
+
+
+def _lines(tar_file, file_name: str):
     """The archive member's lines that hold exactly two tab-separated fields, as (en, de)."""
-    with _open() as f, tarfile.open(fileobj=f, mode="r") as tf:
+    with open_source(tar_file) as f, tarfile.open(fileobj=f, mode="r") as tf:
         for line in tf.extractfile(file_name):
             fields = line.decode().strip().split("\t")
             if len(fields) == 2:
@@ -55,24 +60,24 @@ def _lines(file_name: str):
 
 
 @functools.cache
-def _built_dict(archive: str | None, lang: str, dict_size: int) -> tuple[str, ...]:
-    """The words of the dictionary built from the training text (archive: the real file's path, or
-    None for the synthetic one; it keys the cache)."""
+def _built_dict(tar_file, lang: str, dict_size: int) -> tuple[str, ...]:
+    """The words of the dictionary built from the archive's training text (tar_file, a path or the
+    synthetic archive's opener, keys the cache)."""
     counts = collections.Counter()
-    for fields in _lines("wmt16/train"):
+    for fields in _lines(tar_file, "wmt16/train"):
         counts.update(fields[0 if lang == "en" else 1].split())
     ranked = sorted(counts.items(), key=lambda x: x[1], reverse=True)
     return (START_MARK, END_MARK, UNK_MARK, *(w for w, _ in ranked[: dict_size - 3]))
 
 
-def _load_dict(dict_size: int, lang: str, reverse: bool = False) -> dict:
+def _load_dict(tar_file, dict_size: int, lang: str, reverse: bool = False) -> dict:
     path = find("wmt16", f"{lang}_{dict_size}.dict")
     words = None
     if path:
         with open(path, "rb") as f:
             words = [line.decode().strip() for line in f]
     if words is None or len(words) != dict_size:  # Paddle rebuilds a file of another size
-        words = _built_dict(find_any("wmt16", _ARCHIVES), lang, dict_size)
+        words = _built_dict(tar_file, lang, dict_size)
     return {i: w for i, w in enumerate(words)} if reverse else {w: i for i, w in enumerate(words)}
 
 
@@ -81,17 +86,19 @@ def _check_lang(src_lang: str) -> None:
         raise ValueError(f"wmt16: src_lang; expected 'en' (English) or 'de' (German), got {src_lang!r}")
 
 
-def reader_creator(file_name: str, src_dict_size: int, trg_dict_size: int, src_lang: str):
+def reader_creator(tar_file, file_name: str, src_dict_size: int, trg_dict_size: int, src_lang: str):
+    """Samples of the archive's member file_name (tar_file: its path, or a function opening it)."""
     _check_lang(src_lang)
     trg_lang = "de" if src_lang == "en" else "en"
     src_dict_size, trg_dict_size = min(src_dict_size, _TOTAL[src_lang]), min(trg_dict_size, _TOTAL[trg_lang])
 
     def reader():
-        src_dict, trg_dict = _load_dict(src_dict_size, src_lang), _load_dict(trg_dict_size, trg_lang)
+        src_dict = _load_dict(tar_file, src_dict_size, src_lang)
+        trg_dict = _load_dict(tar_file, trg_dict_size, trg_lang)
         # the marks' ids are the same in both dictionaries; Paddle takes them from the source one
         start, end, unk = src_dict[START_MARK], src_dict[END_MARK], src_dict[UNK_MARK]
         src_col = 0 if src_lang == "en" else 1
-        for fields in _lines(file_name):
+        for fields in _lines(tar_file, file_name):
             src_ids = [start, *(src_dict.get(w, unk) for w in fields[src_col].split()), end]
             trg_ids = [trg_dict.get(w, unk) for w in fields[1 - src_col].split()]
             yield src_ids, [start, *trg_ids], [*trg_ids, end]
@@ -101,21 +108,21 @@ def reader_creator(file_name: str, src_dict_size: int, trg_dict_size: int, src_l
 
 def train(src_dict_size: int, trg_dict_size: int, src_lang: str = "en"):
     """The 29,000 training pairs; src_lang 'en' translates English to German, 'de' the reverse."""
-    return reader_creator("wmt16/train", src_dict_size, trg_dict_size, src_lang)
+    return reader_creator(_archive(), "wmt16/train", src_dict_size, trg_dict_size, src_lang)
 
 
 def test(src_dict_size: int, trg_dict_size: int, src_lang: str = "en"):
-    return reader_creator("wmt16/test", src_dict_size, trg_dict_size, src_lang)
+    return reader_creator(_archive(), "wmt16/test", src_dict_size, trg_dict_size, src_lang)
 
 
 def validation(src_dict_size: int, trg_dict_size: int, src_lang: str = "en"):
-    return reader_creator("wmt16/val", src_dict_size, trg_dict_size, src_lang)
+    return reader_creator(_archive(), "wmt16/val", src_dict_size, trg_dict_size, src_lang)
 
 
 def get_dict(lang: str, dict_size: int, reverse: bool = False) -> dict:
     """The dictionary of lang ('en' or 'de'): word -> id, or id -> word when reverse."""
     _check_lang(lang)
-    return _load_dict(min(dict_size, _TOTAL[lang]), lang, reverse)
+    return _load_dict(_archive(), min(dict_size, _TOTAL[lang]), lang, reverse)
 
 
 def fetch() -> None:
