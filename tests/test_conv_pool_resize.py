@@ -13,7 +13,7 @@ import fleetgraph as paddle
 import fleetgraph.fluid as fluid
 from fleetgraph.initializer import NumpyArrayInitializer
 from fleetgraph.ir import FleetgraphError, Program, program_guard, unique_name
-from fleetgraph.layers.conv_nd import max_pool_with_index
+from fleetgraph.layers.conv_nd import max_pool_with_index, pool2d_v2
 
 layers = fluid.layers
 
@@ -542,3 +542,30 @@ def test_grid_sampler_exports_as_grid_sample_for_onnxruntime(tmp_path):
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     np.testing.assert_allclose(session.run(None, feed)[0], want, atol=1e-5)
     np.testing.assert_allclose(want[0, 0], SAMPLED, atol=1e-5)
+
+
+@both_modes
+def test_2_0_pooling_returns_the_mask_and_overrides_the_divisor(run):
+    x = ramp((2, 3, 5, 6), 7, 3)
+    out, mask = run(lambda v: pool2d_v2(v, 3, 2, 1, "max", return_mask=True), x=x)
+    avg, summed = run(
+        lambda v: (
+            pool2d_v2(v, [2, 3], None, 0, "avg", exclusive=False),
+            pool2d_v2(v, [2, 3], None, 0, "avg", divisor_override=1),
+        ),
+        x=x,
+    )
+    want_out, want_mask = naive_max_pool_with_index(x, [3, 3], [2, 2], [1, 1])
+    np.testing.assert_array_equal(out, want_out)
+    np.testing.assert_array_equal(mask, want_mask)
+    np.testing.assert_allclose(avg, naive_pool(x, [2, 3], [2, 3], [0] * 4, "avg"), rtol=1e-6)
+    np.testing.assert_allclose(summed, avg * 6, rtol=1e-6)
+
+
+def test_2_0_max_pool_mask_refuses_windows_its_op_cannot_make():
+    with program_guard(Program(), Program()), unique_name.guard():
+        x = fluid.data("x", [1, 1, 5, 5], "float32")
+        with pytest.raises(NotImplementedError, match="max_pool2d: return_mask with padding 'SAME'"):
+            pool2d_v2(x, 2, 2, "SAME", "max", return_mask=True)
+        with pytest.raises(FleetgraphError, match="return_mask expected data_format 'NCHW'"):
+            pool2d_v2(x, 2, 2, 0, "max", return_mask=True, data_format="NHWC")

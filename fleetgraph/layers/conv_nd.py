@@ -9,6 +9,7 @@ import math
 from ..initializer import Normal
 from ..ir.errors import FleetgraphError
 from .helper import LayerHelper
+from .math import scale
 
 __all__ = ["conv3d", "conv2d_transpose", "conv3d_transpose", "pool3d", "adaptive_pool2d", "adaptive_pool3d"]
 
@@ -348,3 +349,43 @@ def adaptive_pool2d(input, pool_size, pool_type="max", require_index=False, name
 def adaptive_pool3d(input, pool_size, pool_type="max", require_index=False, name=None):
     """`fluid.layers.adaptive_pool3d`: adaptive_pool2d over D, H and W."""
     return _adaptive_pool("adaptive_pool3d", 3, input, pool_size, pool_type, require_index, name)
+
+
+def pool2d_v2(
+    x,
+    kernel_size,
+    stride,
+    padding,
+    pool_type,
+    ceil_mode=False,
+    exclusive=True,
+    divisor_override=None,
+    return_mask=False,
+    data_format="NCHW",
+    name=None,
+):
+    """Paddle 2.0's nn.functional.max_pool2d / avg_pool2d: the stride defaults to the kernel;
+    return_mask gives max_pool2d_with_index's (out, mask); divisor_override rescales each window's
+    average to sum / divisor_override (Paddle's pool_out * kh * kw / divisor_override)."""
+    layer = f"{pool_type}_pool2d"
+    stride = kernel_size if stride is None else stride
+    if return_mask:
+        if data_format != "NCHW":
+            raise FleetgraphError(f"{layer}: return_mask expected data_format 'NCHW', got {data_format!r}")
+        algorithm, paddings = padding_attrs(layer, padding, 2, data_format)
+        if algorithm != "EXPLICIT" or len(paddings) != 2 or ceil_mode:
+            raise NotImplementedError(
+                f"{layer}: return_mask with padding {padding!r} and ceil_mode {ceil_mode}; expected symmetric "
+                "numeric padding and ceil_mode False (the windows of max_pool2d_with_index)"
+            )
+        k, s = ints(layer, "kernel_size", kernel_size, 2), ints(layer, "stride", stride, 2)
+        return max_pool_with_index(x, 2, k, s, paddings, name=name)
+    out = pool_nd(
+        "pool2d", 2, x, kernel_size, pool_type, stride, padding, False, True, ceil_mode, name, exclusive, data_format
+    )
+    if divisor_override is None:
+        return out
+    if pool_type != "avg" or isinstance(divisor_override, bool) or not isinstance(divisor_override, (int, float)):
+        raise FleetgraphError(f"{layer}: divisor_override expected a number for avg pooling, got {divisor_override!r}")
+    k = ints(layer, "kernel_size", kernel_size, 2)
+    return scale(out, k[0] * k[1] / divisor_override)
