@@ -25,6 +25,11 @@ from ._window import (
 )
 
 
+# Paddle's max pooling starts each window at -FLT_MAX and never reads padding: padding with it gives
+# the same maximum, -FLT_MAX for a window wholly outside the input (a ceil_mode overhang) included
+_LOWEST = -float(np.finfo(np.float32).max)
+
+
 def adaptive_bounds(i: int, size: int, out: int) -> tuple[int, int]:
     """Paddle's AdaptStartIndex/AdaptEndIndex: floor(i * size / out), ceil((i + 1) * size / out)."""
     return i * size // out, -(-(i + 1) * size // out)
@@ -123,7 +128,7 @@ def _pool_nc(xp, x, pool, pooling_type, exclusive):
     is_max = pooling_type == "max"
     if pool.whole:
         return (xp.max if is_max else xp.mean)(x, axis=pool.axes, keepdims=True)
-    xpad = pad(xp, x, pool.extra_pads(), -np.inf if is_max else 0.0)
+    xpad = pad(xp, x, pool.extra_pads(), _LOWEST if is_max else 0.0)
     out = None
     for _, sl in window_offsets(pool.out, pool.k, pool.s):
         win = xpad[(..., *sl)]
@@ -157,7 +162,7 @@ def _window_pool_grad(xp, x, out, dout, pool, pooling_type, exclusive):
     if pool.whole and not is_max:
         count = _xp.scalar(xp, x, np.prod(x.shape[2:]))
         return dout / count * xp.ones_like(x)
-    xpad = pad(xp, x, pads, -np.inf) if is_max else None
+    xpad = pad(xp, x, pads, _LOWEST) if is_max else None
     nd = len(pool.sizes)
     padded = [x.shape[2 + i] + pads[2 * i] + pads[2 * i + 1] for i in range(nd)]
     dxpad = xp.zeros(tuple(x.shape[:2]) + tuple(padded), dtype=x.dtype)
