@@ -5,6 +5,7 @@ argument handling (sizes, Paddle's padding forms, layouts) conv2d and pool2d sha
 from __future__ import annotations
 
 import math
+import numbers
 
 from ..initializer import Normal
 from ..ir.errors import FleetgraphError
@@ -21,13 +22,17 @@ def check_use_cudnn(layer: str, use_cudnn) -> None:
         raise FleetgraphError(f"{layer}: use_cudnn expected True or False, got {use_cudnn!r}")
 
 
+def _is_int(v) -> bool:
+    return isinstance(v, numbers.Integral) and not isinstance(v, bool)
+
+
 def ints(layer: str, what: str, value, nd: int) -> list[int]:
     """Paddle's utils.convert_to_list: an int repeated nd times, or exactly nd ints."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        return [value] * nd
-    if not isinstance(value, (list, tuple)) or len(value) != nd or not all(isinstance(v, int) for v in value):
+    if _is_int(value):
+        return [int(value)] * nd
+    if not isinstance(value, (list, tuple)) or len(value) != nd or not all(_is_int(v) for v in value):
         raise FleetgraphError(f"{layer}: {what} expected an int or {nd} ints, got {value!r}")
-    return list(value)
+    return [int(v) for v in value]
 
 
 def check_layout(layer: str, data_format: str, nd: int) -> bool:
