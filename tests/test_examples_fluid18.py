@@ -37,3 +37,12 @@ def test_recommender_rates_the_test_set_as_well_as_the_mean_rating_and_the_loade
     model, mean = _figures(r"test mean square error ([0-9.]+)", out)
     assert model < mean * 1.01, out
     assert -5 <= _figures(r"Predict Rating of user id [0-9]+ on movie \".*\" is (-?[0-9.]+)", out)[0] <= 5, out
+
+
+def test_dygraph_mnist_learns_and_the_loaded_model_and_optimizer_continue_it_exactly(tmp_path):
+    out = _example(tmp_path, "dygraph_mnist")
+    trained = _figures(r"trained model: test accuracy ([0-9.]+)", out)
+    assert trained[0] > 0.7, out
+    assert _figures(r"loaded model: test accuracy ([0-9.]+)", out) == trained, out
+    assert _figures(r"parameters apart by at most ([0-9.e-]+)", out) == [0.0], out
+    assert (tmp_path / "mnist_dygraph.pdparams").exists() and (tmp_path / "mnist_dygraph.pdopt").exists()
