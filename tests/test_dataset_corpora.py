@@ -11,19 +11,13 @@ import zipfile
 import pytest
 
 import fleetgraph as paddle
-from fleetgraph.dataset import imikolov, movielens
+from fleetgraph.dataset import imikolov
 
 
 @pytest.fixture
 def data_home(tmp_path, monkeypatch):
     monkeypatch.setenv("FLEETGRAPH_DATA_HOME", str(tmp_path))
-    imikolov._archive.cache_clear()
-    movielens._archive.cache_clear()
-    movielens._meta.cache_clear()
     yield tmp_path
-    imikolov._archive.cache_clear()
-    movielens._archive.cache_clear()
-    movielens._meta.cache_clear()
 
 
 def _write_tgz(path, files: dict[str, str]) -> None:

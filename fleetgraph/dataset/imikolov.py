@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import collections
 import functools
-import io
 import tarfile
 
 import numpy as np
 
-from .common import find, warn_synthetic
+from .common import open_archive, tar_bytes
 
 __all__ = ["DataType", "build_dict", "test", "train"]
 
@@ -45,26 +44,13 @@ def _synthetic_text(sentences: int, seed: int, vocab: int = 40000) -> bytes:
 
 
 @functools.cache
-def _archive() -> bytes:
-    """The archive's bytes: Paddle's file when present, else a synthetic one of the same layout."""
-    for name in _ARCHIVES:
-        path = find("imikolov", name)
-        if path:
-            with open(path, "rb") as f:
-                return f.read()
-    warn_synthetic("imikolov", "a Zipf language in PTB's format and size, 42,068 training and 3,370 valid sentences")
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w:gz") as tf:
-        for filename, sentences, seed in ((TRAIN_FILE, 42068, 0), (TEST_FILE, 3370, 1)):
-            data = _synthetic_text(sentences, seed)
-            info = tarfile.TarInfo(filename)
-            info.size = len(data)
-            tf.addfile(info, io.BytesIO(data))
-    return buffer.getvalue()
+def _synthetic_archive() -> bytes:
+    return tar_bytes({TRAIN_FILE: _synthetic_text(42068, 0), TEST_FILE: _synthetic_text(3370, 1)})
 
 
 def _lines(filename: str):
-    with tarfile.open(fileobj=io.BytesIO(_archive())) as tf:
+    what = "a Zipf language in PTB's format and size, 42,068 training and 3,370 valid sentences"
+    with open_archive("imikolov", _ARCHIVES, _synthetic_archive, what) as f, tarfile.open(fileobj=f) as tf:
         for line in tf.extractfile(filename):
             yield line.decode()
 

@@ -9,14 +9,13 @@ Each sample is [user id, gender (0 male), age index, job, movie id, [genre ids],
 from __future__ import annotations
 
 import functools
-import io
 import re
 import zipfile
 from dataclasses import dataclass
 
 import numpy as np
 
-from .common import find, warn_synthetic
+from .common import find_any, open_archive, zip_bytes
 
 __all__ = [
     "age_table",
@@ -64,6 +63,7 @@ class UserInfo:
         return [self.index, 0 if self.is_male else 1, self.age, self.job_id]
 
 
+@functools.cache
 def _synthetic_archive(users: int = 6040, movies: int = 3952, ratings: int = 60000) -> bytes:
     rng = np.random.default_rng(1)
     words = [f"t{i}" for i in range(5174)]  # ml-1m's title dictionary has 5,174 words
@@ -81,22 +81,13 @@ def _synthetic_archive(users: int = 6040, movies: int = 3952, ratings: int = 600
     uid, mid = rng.integers(1, users + 1, size=ratings), rng.integers(1, movies + 1, size=ratings)
     score = np.clip(np.rint(3 + 1.2 * (taste[uid] * appeal[mid]).sum(axis=1) / 2), 1, 5).astype(int)
     rating_lines = [f"{u}::{m}::{s}::{978300760 + i}\n" for i, (u, m, s) in enumerate(zip(uid, mid, score))]
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as package:
-        for name, lines in (("movies", movie_lines), ("users", user_lines), ("ratings", rating_lines)):
-            package.writestr(f"ml-1m/{name}.dat", "".join(lines).encode("latin-1"))
-    return buffer.getvalue()
+    lines = {"movies": movie_lines, "users": user_lines, "ratings": rating_lines}
+    return zip_bytes({f"ml-1m/{name}.dat": "".join(rows).encode("latin-1") for name, rows in lines.items()})
 
 
-@functools.cache
-def _archive() -> bytes:
-    for name in _ARCHIVES:
-        path = find("movielens", name)
-        if path:
-            with open(path, "rb") as f:
-                return f.read()
-    warn_synthetic("movielens", "6,040 users, 3,952 movies and 60,000 ratings from hidden factors, ml-1m's format")
-    return _synthetic_archive()
+def _package() -> zipfile.ZipFile:
+    what = "6,040 users, 3,952 movies and 60,000 ratings from hidden factors, ml-1m's format"
+    return zipfile.ZipFile(open_archive("movielens", _ARCHIVES, _synthetic_archive, what))
 
 
 def _lines(package: zipfile.ZipFile, name: str):
@@ -113,13 +104,17 @@ class _Meta:
     categories: dict[str, int]
 
 
-@functools.cache
 def _meta() -> _Meta:
+    return _meta_of(find_any("movielens", _ARCHIVES))
+
+
+@functools.cache
+def _meta_of(path: str | None) -> _Meta:
     """Movies, users, and the title-word and genre dictionaries (sorted, so ids are the same in every
     process; Paddle numbers them in set order)."""
     pattern = re.compile(r"^(.*)\((\d+)\)$")
     movies, words, genres = {}, set(), set()
-    with zipfile.ZipFile(io.BytesIO(_archive())) as package:
+    with _package() as package:
         for line in _lines(package, "movies"):
             movie_id, title, categories = line.split("::")
             categories = categories.split("|")
@@ -139,7 +134,7 @@ def _meta() -> _Meta:
 def _reader(rand_seed=0, test_ratio=0.1, is_test=False):
     meta = _meta()
     rng = np.random.RandomState(rand_seed)  # Paddle's np.random.seed(rand_seed) draw per line
-    with zipfile.ZipFile(io.BytesIO(_archive())) as package:
+    with _package() as package:
         for line in _lines(package, "ratings"):
             if (rng.random_sample() < test_ratio) == is_test:
                 uid, movie_id, rating, _ = line.split("::")
