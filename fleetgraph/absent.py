@@ -78,6 +78,12 @@ ABSENT: dict[str, str] = {
         "Paddle 1.8.5's own layer passes output= to append_op, which ignores it, so its load op has no Out and "
         "fails its shape check when appended; fluid.io.load and load_vars load variables"
     ),
+    "paddle.dataset.uci_housing.fluid_model": (
+        "downloads Paddle's trained fit-a-line model; fleetgraph downloads nothing (train examples/fit_a_line)"
+    ),
+    "paddle.dataset.uci_housing.feature_range": (
+        "draws a matplotlib chart of the features' ranges; fleetgraph does not depend on matplotlib"
+    ),
     "paddle.fluid.clip.imperative_base": (
         "the clip module's own import of fluid.dygraph.base, which is at its own path; here the clip classes sit "
         "below fluid, so re-exporting it would be an import cycle"

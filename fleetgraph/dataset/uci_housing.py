@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import absent
 from .common import find, warn_synthetic
 
 __all__ = ["test", "train"]
@@ -19,6 +20,7 @@ FEATURE_NAMES = feature_names
 TRAIN_RATIO = 0.8
 _DATA: np.ndarray | None = None  # the normalized rows, the first _RATIO of them for training
 _RATIO = TRAIN_RATIO
+_absent = absent.getattr_for(__name__)
 
 
 def __getattr__(name: str):
@@ -28,7 +30,7 @@ def __getattr__(name: str):
             return None
         offset = int(_DATA.shape[0] * _RATIO)
         return _DATA[:offset] if name == "UCI_TRAIN_DATA" else _DATA[offset:]
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return _absent(name)  # Paddle's names fleetgraph lacks raise saying why; others, AttributeError
 
 
 def _synthetic(rows: int = 506) -> np.ndarray:
