@@ -23,10 +23,6 @@ xps = pytest.importorskip("array_api_strict")
 # Kernels that need what the array API does not have, each with the reason: on a GPU a
 # device-specific path (cuDNN through CuPy, CuPy's own scatter and random streams) stands in.
 NUMPY_ONLY: dict[str, str] = {
-    "conv2d": "convolution: cuDNN on a GPU (im2col here)",
-    "conv2d_grad": "convolution: cuDNN on a GPU",
-    "pool2d": "pooling: cuDNN on a GPU, as Paddle's use_cudnn",
-    "pool2d_grad": "pooling: cuDNN on a GPU",
     "batch_norm": "batch norm: cuDNN on a GPU",
     "batch_norm_grad": "batch norm: cuDNN on a GPU",
     "dropout": "its mask comes from the per-variable NumPy Generator streams (ops/rng.py)",
@@ -37,18 +33,13 @@ NUMPY_ONLY: dict[str, str] = {
     "sequence_pool": "a segment reduction over LoD offsets (np.ufunc.reduceat), which the standard lacks",
     "sequence_pool_grad": "a segment reduction over LoD offsets (np.ufunc.reduceat)",
     "sequence_expand_grad": "sums the repeats of each row back by scatter-add (np.add.at)",
+    "grid_sampler_grad": "the X gradient is a scatter-add (np.add.at), which the standard lacks",
 }
 # Kernels the standard could express, not ported yet.
 NOT_PORTED_YET: dict[str, str] = {}
 # Cases of a listed op whose path needs nothing NumPy-only: they run, and are checked, as any other.
 NO_NUMPY_ONLY_PATH = {
-    "forward": {
-        "pool2d-global_avg",
-        "pool2d-global_max",
-        "pool2d-adaptive_1x1",
-        "pool2d-adaptive_uneven_avg",
-        "pool2d-adaptive_uneven_max",
-    },
+    "forward": set(),
     "gradient": set(),
 }
 # Kernels no test here runs, and why.

@@ -269,8 +269,8 @@ def test_conv2d_shape_error_names_filter_and_input():
         _conv_program((-1, 6, 8, 8), (8, 2, 3, 3), groups=3)
     with pytest.raises(ShapeError, match=r"does not fit Input 'x' \[-1, 3, 2, 2\]: output size \[0, 0\]"):
         _conv_program((-1, 3, 2, 2), (4, 3, 3, 3))
-    with pytest.raises(ShapeError, match=r"data_format 'NHWC' is not supported"):
-        _conv_program((-1, 3, 8, 8), (4, 3, 3, 3), data_format="NHWC")
+    with pytest.raises(ShapeError, match=r"data_format 'NCWH': expected NCHW, NHWC, NCDHW or NDHWC"):
+        _conv_program((-1, 3, 8, 8), (4, 3, 3, 3), data_format="NCWH")
 
 
 @pytest.mark.parametrize(

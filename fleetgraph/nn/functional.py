@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..dygraph.dispatch import bind
+from ..layers import conv_nd as _conv_nd
 from ..layers import loss as _loss
 from ..layers import math as _math
 from ..layers import nn as _nn
@@ -50,15 +51,12 @@ def embedding(x, weight, padding_idx=None, sparse=False, name=None):
     )
 
 
-def _pool(x, kernel_size, stride, padding, pool_type, ceil_mode, name):
-    stride = kernel_size if stride is None else stride
-    return _nn.pool2d(x, kernel_size, pool_type, stride, padding, ceil_mode=ceil_mode, name=name)
-
-
 def max_pool2d(
     x, kernel_size, stride=None, padding=0, return_mask=False, ceil_mode=False, data_format="NCHW", name=None
 ):
-    return _pool(x, kernel_size, stride, padding, "max", ceil_mode, name)
+    return _conv_nd.pool2d_v2(
+        x, kernel_size, stride, padding, "max", ceil_mode, return_mask=return_mask, data_format=data_format, name=name
+    )
 
 
 def avg_pool2d(
@@ -72,7 +70,9 @@ def avg_pool2d(
     data_format="NCHW",
     name=None,
 ):
-    return _pool(x, kernel_size, stride, padding, "avg", ceil_mode, name)
+    return _conv_nd.pool2d_v2(
+        x, kernel_size, stride, padding, "avg", ceil_mode, exclusive, divisor_override, data_format=data_format, name=name
+    )
 
 
 __all__ = [
