@@ -30,12 +30,11 @@ def test_word_embedding_learns_the_next_word_and_the_loaded_model_names_it(tmp_p
     assert "the most likely word is '" in out
 
 
-def test_recommender_rates_the_test_set_as_well_as_the_mean_rating_and_the_loaded_model_rates(tmp_path):
-    """On the synthetic ratings, whose only structure is a user-movie interaction too sparse to
-    learn (see the README), the network reaches the mean rating's error."""
+def test_recommender_rates_the_test_set_better_than_the_mean_rating_and_the_loaded_model_rates(tmp_path):
+    """The README's figure: after 200 batches the test error is about 4.5 against the mean's 6.3."""
     out = _example(tmp_path, "recommender")
     model, mean = _figures(r"test mean square error ([0-9.]+)", out)
-    assert model < mean * 1.01, out
+    assert model < 0.8 * mean, out
     assert -5 <= _figures(r"Predict Rating of user id [0-9]+ on movie \".*\" is (-?[0-9.]+)", out)[0] <= 5, out
 
 

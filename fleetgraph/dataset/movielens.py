@@ -1,7 +1,8 @@
 """MovieLens 1M (`paddle.dataset.movielens`): users, movies and ratings parsed from Paddle's
 `ml-1m.zip`. Without the real archive, a synthetic one in the same format (6,040 users, 3,952 movies,
 18 genres, Paddle's age groups and 21 jobs) is generated (said once on stderr) and parsed by the same
-code; its ratings come from hidden user and movie factors, so a model can learn them.
+code; its ratings come from each movie's quality, each user's leniency, how the user's age group takes
+the movie's genres, and a little of hidden tastes, so a model can learn them.
 
 Each sample is [user id, gender (0 male), age index, job, movie id, [genre ids], [title word ids],
 [rating * 2 - 5]], as Paddle's; train and test split the ratings 90/10 by a seeded draw."""
@@ -67,26 +68,34 @@ class UserInfo:
 def _synthetic_archive(users: int = 6040, movies: int = 3952, ratings: int = 60000) -> bytes:
     rng = np.random.default_rng(1)
     words = [f"t{i}" for i in range(5174)]  # ml-1m's title dictionary has 5,174 words
-    movie_lines = []
+    movie_lines, movie_genres = [], []
     for m in range(1, movies + 1):
         extra = [words[movies + m - 1]] if movies + m - 1 < len(words) else []  # every word in some title
         title = " ".join([words[m - 1], *extra, *rng.choice(words, size=int(rng.integers(0, 3)))])
-        genres = "|".join(sorted(set(rng.choice(_GENRES, size=int(rng.integers(1, 4))))))
-        movie_lines.append(f"{m}::{title} ({int(rng.integers(1919, 2001))})::{genres}\n")
+        genres = sorted(set(rng.choice(_GENRES, size=int(rng.integers(1, 4)))))
+        movie_genres.append([_GENRES.index(g) for g in genres])
+        movie_lines.append(f"{m}::{title} ({int(rng.integers(1919, 2001))})::{'|'.join(genres)}\n")
+    ages = rng.integers(len(age_table), size=users + 1)
     user_lines = [
-        f"{u}::{'MF'[int(rng.integers(2))]}::{rng.choice(age_table)}::{int(rng.integers(21))}::{10000 + u}\n"
+        f"{u}::{'MF'[int(rng.integers(2))]}::{age_table[ages[u]]}::{int(rng.integers(21))}::{10000 + u}\n"
         for u in range(1, users + 1)
     ]
+    # a score: the movie's quality, the user's leniency, how the user's age group takes the movie's
+    # genres, and a little of hidden tastes; what a model of Paddle's book can learn, and a little more
+    quality, leniency = rng.normal(0, 0.9, size=movies + 1), rng.normal(0, 0.5, size=users + 1)
+    liking = rng.normal(0, 1.0, size=(len(age_table), len(_GENRES)))
     taste, appeal = rng.normal(size=(users + 1, 4)), rng.normal(size=(movies + 1, 4))
     uid, mid = rng.integers(1, users + 1, size=ratings), rng.integers(1, movies + 1, size=ratings)
-    score = np.clip(np.rint(3 + 1.2 * (taste[uid] * appeal[mid]).sum(axis=1) / 2), 1, 5).astype(int)
+    genre_effect = np.array([liking[ages[u], movie_genres[m - 1]].mean() for u, m in zip(uid, mid)])
+    raw = 3.4 + quality[mid] + leniency[uid] + genre_effect + 0.3 * (taste[uid] * appeal[mid]).sum(axis=1)
+    score = np.clip(np.rint(raw + rng.normal(0, 0.3, size=ratings)), 1, 5).astype(int)
     rating_lines = [f"{u}::{m}::{s}::{978300760 + i}\n" for i, (u, m, s) in enumerate(zip(uid, mid, score))]
     lines = {"movies": movie_lines, "users": user_lines, "ratings": rating_lines}
     return zip_bytes({f"ml-1m/{name}.dat": "".join(rows).encode("latin-1") for name, rows in lines.items()})
 
 
 def _package() -> zipfile.ZipFile:
-    what = "6,040 users, 3,952 movies and 60,000 ratings from hidden factors, ml-1m's format"
+    what = "6,040 users, 3,952 movies and 60,000 ratings (movie, user and age-by-genre effects), ml-1m's format"
     return zipfile.ZipFile(open_archive("movielens", _ARCHIVES, _synthetic_archive, what))
 
 
