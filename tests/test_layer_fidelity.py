@@ -9,7 +9,7 @@ import pytest
 import fleetgraph as paddle
 import fleetgraph.fluid as fluid
 from fleetgraph.dygraph.mode import guard
-from fleetgraph.ir import Program, program_guard
+from fleetgraph.ir import FleetgraphError, Program, program_guard
 
 
 def _run(main, fetch):
@@ -130,3 +130,20 @@ def test_weight_norm_param_attr_is_refused_in_dynamic_mode():
     with guard():
         with pytest.raises(NotImplementedError, match="WeightNormParamAttr"):
             fluid.layers.fc(paddle.to_tensor(np.ones((1, 2), np.float32)), 3, param_attr=fluid.WeightNormParamAttr())
+
+
+def test_an_optimizer_state_that_does_not_name_an_accumulator_is_an_error():
+    """Paddle's set_dict asserts each accumulator is in the state: a state saved from parameters of
+    other names (a model built again in the same process) is refused, not dropped."""
+    with guard():
+        first = fluid.dygraph.Linear(2, 1)
+        adam = fluid.optimizer.Adam(0.1, parameter_list=first.parameters())
+        first(paddle.to_tensor(np.ones((1, 2), np.float32))).sum().backward()
+        adam.step()
+        state = adam.state_dict()
+        second = fluid.dygraph.Linear(2, 1)  # named linear_1: its accumulators are not in `state`
+        other = fluid.optimizer.Adam(0.1, parameter_list=second.parameters())
+        other.set_dict(state)
+        second(paddle.to_tensor(np.ones((1, 2), np.float32))).sum().backward()
+        with pytest.raises(FleetgraphError, match="should in state dict"):
+            other.step()

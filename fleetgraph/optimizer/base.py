@@ -158,10 +158,16 @@ class Optimizer:
     set_dict = set_state_dict
 
     def _load_pending(self, var) -> None:
+        """Give an eager accumulator its value from the state set, if one was set: an accumulator the
+        state does not name is an error, as Paddle's (a model built again in the same process names
+        its parameters anew; build it under unique_name.guard() as the saved one was)."""
         pending = getattr(self, "_pending_state", None)
-        if pending and isinstance(var, Tensor) and var.name in pending:
-            value = pending.pop(var.name)
-            var.set_value(value.numpy() if isinstance(value, Tensor) else value)
+        if pending is None or not isinstance(var, Tensor):
+            return
+        if var.name not in pending:
+            raise FleetgraphError(f"Optimizer set error, {var.name} should in state dict")
+        value = pending[var.name]
+        var.set_value(value.numpy() if isinstance(value, Tensor) else value)
 
     def clear_grad(self, set_to_zero: bool = True) -> None:
         for p in self._parameter_list or []:
