@@ -460,7 +460,8 @@ def test_starting_twice_is_a_clear_error():
             "batch_size expected a positive int, got 0",
         ),
         (lambda: _build(iterable=False, capacity=None), "capacity expected a positive int"),
-        (lambda: paddle.io.DataLoader.from_generator(capacity=2), "feed_list is empty"),
+        # in static mode (dynamic mode's loader needs no feed_list: the test above)
+        (lambda: (paddle.enable_static(), paddle.io.DataLoader.from_generator(capacity=2)), "feed_list is empty"),
         (lambda: paddle.io.DataLoader.from_generator(feed_list=["x"], capacity=2), r"expected Variables .*got 'x'"),
         (lambda: paddle.io.DataLoader(), "expected a dataset"),  # a Dataset's loader: tests/test_map_dataset.py
     ],
@@ -482,3 +483,22 @@ def test_data_feeder_builds_lod_tensors_for_sequence_variables():
     assert fed["ids"].lod() == [[0, 1, 3]] and np.array(fed["ids"]).tolist() == [[4], [5], [6]]
     assert fed["ids"].dtype == np.int64
     assert isinstance(fed["x"], np.ndarray) and fed["x"].dtype == np.float32 and fed["x"].tolist() == [[1, 2], [3, 4]]
+
+
+def test_a_dygraph_generator_loader_is_iterable_and_returns_lists_whatever_was_asked():
+    """Paddle 1.8's DygraphGeneratorLoader: from_generator(capacity=10) in imperative mode, with
+    neither return_list nor iterable, yields lists of Tensors and warns that it changed both."""
+    from fleetgraph.dygraph.mode import guard
+
+    def batches():
+        for i in range(3):
+            yield [np.full((2, 3), i, np.float32), np.full((2, 1), i, np.int64)]
+
+    with guard():
+        with pytest.warns(UserWarning, match="returning as list only"):
+            loader = fluid.io.DataLoader.from_generator(capacity=10)
+        with pytest.warns(UserWarning, match="iterable mode only"):
+            fluid.io.DataLoader.from_generator(capacity=10, iterable=False, return_list=True)
+        loader.set_batch_generator(batches, places=fluid.CPUPlace())
+        got = [(x.numpy()[0, 0], y.numpy()[0, 0]) for x, y in loader()]
+    assert got == [(0.0, 0), (1.0, 1), (2.0, 2)]

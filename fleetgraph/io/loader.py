@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import itertools
 import threading
+import warnings
 import weakref
 from collections import defaultdict
 from collections.abc import Callable, Iterator
@@ -75,13 +76,22 @@ class DataLoader:
 
 class GeneratorLoader:
     def __init__(self, feed_list, capacity, use_double_buffer=True, iterable=True, return_list=False, drop_last=True):
-        # dynamic mode (no feed_list, as Paddle 2.x's dygraph scripts build it): batches come out as
-        # lists of eager Tensors, one per field, stacked from the samples
-        self._dynamic = feed_list is None and return_list and in_dynamic_mode()
+        # dynamic mode (no feed_list, as dygraph scripts build it): batches come out as lists of eager
+        # Tensors, one per field, stacked from the samples; iterable and as lists, whatever was asked,
+        # with Paddle 1.8's notices (its DygraphGeneratorLoader does the same)
+        self._dynamic = feed_list is None and in_dynamic_mode()
         if self._dynamic and not iterable:
-            raise FleetgraphError(
-                "DataLoader.from_generator: in dynamic mode the loader is iterable; expected iterable=True"
+            warnings.warn(
+                "Please NOTE: DygraphGeneratorLoader supports iterable mode only. Change to iterable mode.",
+                stacklevel=2,
             )
+            iterable = True
+        if self._dynamic and not return_list:
+            warnings.warn(
+                "Please NOTE: DygraphGeneratorLoader supports returning as list only. Change to return as list.",
+                stacklevel=2,
+            )
+            return_list = True
         self._feed_vars = [] if self._dynamic else _check_feed_list(feed_list)
         self._capacity = _check_capacity(capacity)
         self._iterable, self._return_list, self._drop_last = bool(iterable), bool(return_list), bool(drop_last)
