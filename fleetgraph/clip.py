@@ -20,7 +20,7 @@ from .ir.framework import default_main_program
 from .ir.program import OpRole, Parameter, Variable
 from .layers.math import elementwise_div, elementwise_max, elementwise_mul, reduce_sum, sqrt, square, sums
 from .layers.tensor import fill_constant
-from .transpiler.backward import error_clip_callback
+from .transpiler.error_clip import error_clip_callback
 
 __all__ = [
     "ErrorClipByValue",

@@ -127,8 +127,12 @@ def _mlp_grads(set_clip=None, error_clip=None):
     with program_guard(main, startup), unique_name.guard():
         x = fluid.data("x", [None, 3])
         init = fluid.initializer.NumpyArrayInitializer
-        h = fluid.layers.fc(x, 4, param_attr=fluid.ParamAttr("w1", initializer=init(np.full((3, 4), 0.5))), bias_attr=False)
-        y = fluid.layers.fc(h, 1, param_attr=fluid.ParamAttr("w2", initializer=init(np.full((4, 1), 2.0))), bias_attr=False)
+        h = fluid.layers.fc(
+            x, 4, param_attr=fluid.ParamAttr("w1", initializer=init(np.full((3, 4), 0.5))), bias_attr=False
+        )
+        y = fluid.layers.fc(
+            h, 1, param_attr=fluid.ParamAttr("w2", initializer=init(np.full((4, 1), 2.0))), bias_attr=False
+        )
         loss = fluid.layers.reduce_sum(y)
         if error_clip is not None:
             main.global_block().var(h.name)._set_error_clip(error_clip)
@@ -288,6 +292,6 @@ def test_fluid_one_hot_and_varbase_are_the_v2_forms():
 
 def test_an_absent_fluid_name_says_why():
     with pytest.raises(absent.NotInFleetgraph, match="load_op_library.*C\\+\\+"):
-        fluid.load_op_library
+        _ = fluid.load_op_library
     with pytest.raises(AttributeError):
-        fluid.no_such_name_anywhere
+        _ = fluid.no_such_name_anywhere

@@ -71,7 +71,16 @@ def avg_pool2d(
     name=None,
 ):
     return _conv_nd.pool2d_v2(
-        x, kernel_size, stride, padding, "avg", ceil_mode, exclusive, divisor_override, data_format=data_format, name=name
+        x,
+        kernel_size,
+        stride,
+        padding,
+        "avg",
+        ceil_mode,
+        exclusive,
+        divisor_override,
+        data_format=data_format,
+        name=name,
     )
 
 

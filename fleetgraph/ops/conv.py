@@ -31,7 +31,9 @@ def conv_geometry(sizes, k, strides, paddings, dilations, padding_algorithm):
 
 
 def conv_out_sizes(sizes, k, strides, pads, dils) -> list[int]:
-    return [out_size(sizes[i], dils[i] * (k[i] - 1) + 1, strides[i], pads[2 * i], pads[2 * i + 1]) for i in range(len(k))]
+    return [
+        out_size(sizes[i], dils[i] * (k[i] - 1) + 1, strides[i], pads[2 * i], pads[2 * i + 1]) for i in range(len(k))
+    ]
 
 
 class Conv:

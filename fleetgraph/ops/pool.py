@@ -24,7 +24,6 @@ from ._window import (
     window_offsets,
 )
 
-
 # Paddle's max pooling starts each window at -FLT_MAX and never reads padding: padding with it gives
 # the same maximum, -FLT_MAX for a window wholly outside the input (a ceil_mode overhang) included
 _LOWEST = -float(np.finfo(np.float32).max)
@@ -89,9 +88,7 @@ class Pool:
 
     def cells(self):
         """Adaptive windows: (output index, input slices) per output cell, as Paddle's floor/ceil split."""
-        per_axis = [
-            [(a, slice(*adaptive_bounds(a, n, o))) for a in range(o)] for n, o in zip(self.sizes, self.out)
-        ]
+        per_axis = [[(a, slice(*adaptive_bounds(a, n, o))) for a in range(o)] for n, o in zip(self.sizes, self.out)]
         for combo in itertools.product(*per_axis):
             yield tuple(a for a, _ in combo), tuple(s for _, s in combo)
 

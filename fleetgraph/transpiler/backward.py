@@ -18,6 +18,7 @@ from collections.abc import Iterable
 
 from ..ir import FleetgraphError, OpRole, Parameter, Variable, VarType, get_op_def
 from ..ir.program import Block, Operator
+from .error_clip import error_clip_callback
 
 GRAD = "@GRAD"
 
@@ -64,16 +65,8 @@ def append_backward(
     callbacks = list(callbacks or [])
     if error_clip_callback not in callbacks:  # as Paddle's: error clips always apply
         callbacks.append(error_clip_callback)
-    grads = _append_grad_ops(
-        block,
-        [loss],
-        sources,
-        _names(no_grad_set),
-        False,
-        target=target,
-        checkpoints=_names(checkpoints),
-        callbacks=callbacks,
-    )
+    kw = dict(target=target, checkpoints=_names(checkpoints), callbacks=callbacks)
+    grads = _append_grad_ops(block, [loss], sources, _names(no_grad_set), False, **kw)
     pairs = [(p, target.var(grads[p.name])) for p in params if p.name in grads]
     _tag_param_grads(target, pairs)
     return pairs
@@ -318,17 +311,6 @@ def _append_descs(target: Block, descs: list[dict], callbacks=()) -> None:
             grad_to_var.update({n: _forward_name(n) for n in op.output_arg_names if GRAD in n})
             for callback in callbacks:
                 callback(block=target, context=grad_to_var)
-
-
-def error_clip_callback(block: Block, context: dict[str, str]) -> None:
-    """After a gradient op: clip each gradient it wrote whose forward variable has an `error_clip`
-    (fluid.clip.ErrorClipByValue) into [min, max], in place, as Paddle's `error_clip_callback`."""
-    op = block.ops[-1]
-    for grad in [n for n in op.output_arg_names if n in context]:
-        fwd = block._find_var_recursive(context[grad])
-        clip = getattr(fwd, "error_clip", None)
-        if clip is not None:
-            block.append_op("clip", {"X": [grad]}, {"Out": [grad]}, {"min": clip.min, "max": clip.max})
 
 
 def _create_grad_var(block: Block, name: str, fwd: Variable, **kw) -> None:

@@ -1,6 +1,7 @@
 """A Fleet parameter-server job for the launcher tests: fit_a_line, roles from the launcher's
 environment. `--fail_worker K` makes worker K raise after a few steps; `--steps` sets the length;
-`--profile` profiles every process (the launcher merges their traces). Extra arguments (the tests' process marker) are ignored."""
+`--profile` profiles every process (the launcher merges their traces). Extra arguments (the tests'
+process marker) are ignored."""
 
 import argparse
 import os
