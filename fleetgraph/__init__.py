@@ -4,6 +4,7 @@
 """
 
 from . import (
+    amp,
     dataset,
     distributed,
     incubate,
@@ -18,6 +19,8 @@ from . import (
     reader,
     regularizer,
     static,
+    tensor,
+    text,
     utils,
     vision,
 )
@@ -33,6 +36,7 @@ from .inspect.report import build_report as _build_report
 from .ir import FleetgraphError, Program, default_main_program, default_startup_program
 from .param_attr import ParamAttr
 from .reader import batch
+from .tensor import *  # noqa: F401,F403
 from .tensor_api import (
     abs,
     add,
@@ -144,6 +148,9 @@ __all__ = [
     "square",
     "static",
     "vision",
+    "amp",
+    "text",
+    "tensor",
     "subtract",
     "sum",
     "tanh",

@@ -4,42 +4,35 @@
 from ..clip import ClipGradByGlobalNorm, ClipGradByNorm, ClipGradByValue
 from ..layers.decode import BeamSearchDecoder, dynamic_decode
 from . import functional, initializer
-from .layer.activation import CrossEntropyLoss, MSELoss, ReLU, Sigmoid, Softmax, Tanh
-from .layer.common import Dropout, Embedding, Flatten, Linear
-from .layer.container import LayerList, ParameterList, Sequential
-from .layer.conv import Conv2D
+from .layer import activation, common, container, conv, distance, loss, norm, pooling, transformer, vision
+from .layer.activation import *  # noqa: F401,F403
+from .layer.common import *  # noqa: F401,F403
+from .layer.container import *  # noqa: F401,F403
+from .layer.conv import *  # noqa: F401,F403
+from .layer.distance import *  # noqa: F401,F403
 from .layer.layers import Layer
-from .layer.norm import BatchNorm, BatchNorm1D, BatchNorm2D
-from .layer.pooling import AdaptiveAvgPool2D, AvgPool2D, MaxPool2D
+from .layer.loss import *  # noqa: F401,F403
+from .layer.norm import *  # noqa: F401,F403
+from .layer.pooling import *  # noqa: F401,F403
 from .layer.rnn import GRU, LSTM, RNN, BiRNN, GRUCell, LSTMCell, RNNCellBase, SimpleRNN, SimpleRNNCell  # noqa: F401
+from .layer.transformer import *  # noqa: F401,F403
+from .layer.vision import *  # noqa: F401,F403
 
 __all__ = [
     "BeamSearchDecoder",
     "dynamic_decode",
-    "AdaptiveAvgPool2D",
-    "AvgPool2D",
-    "BatchNorm",
-    "BatchNorm1D",
-    "BatchNorm2D",
     "ClipGradByGlobalNorm",
     "ClipGradByNorm",
     "ClipGradByValue",
-    "Conv2D",
-    "CrossEntropyLoss",
-    "Dropout",
-    "Embedding",
-    "Flatten",
     "Layer",
-    "LayerList",
-    "Linear",
-    "MSELoss",
-    "MaxPool2D",
-    "ParameterList",
-    "ReLU",
-    "Sequential",
-    "Sigmoid",
-    "Softmax",
-    "Tanh",
     "functional",
     "initializer",
+]
+
+# each layer module lists its classes
+__all__ += [
+    name
+    for family in (activation, common, container, conv, distance, loss, norm, pooling, transformer, vision)
+    for name in family.__all__
+    if name not in __all__
 ]

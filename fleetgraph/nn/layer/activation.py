@@ -57,3 +57,5 @@ class MSELoss(Layer):
 
     def forward(self, input, label):
         return F.mse_loss(input, label, self._reduction)
+
+__all__ = ["ReLU", "Sigmoid", "Tanh", "Softmax", "CrossEntropyLoss", "MSELoss"]

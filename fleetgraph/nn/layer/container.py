@@ -94,3 +94,5 @@ class ParameterList(Layer):
 
     def __iter__(self):
         return iter(self._parameters.values())
+
+__all__ = ["Sequential", "LayerList", "ParameterList"]

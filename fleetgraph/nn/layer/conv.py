@@ -55,3 +55,5 @@ class Conv2D(Layer):
         return F.conv2d(
             x, self.weight, self.bias, self._stride, padding, self._dilation, self._groups, self._data_format
         )
+
+__all__ = ["Conv2D"]

@@ -97,3 +97,5 @@ class BatchNorm(_BatchNormBase):
     def forward(self, x):
         out = super().forward(x)
         return out if self._act is None else bind(self._act, {"X": [out]})
+
+__all__ = ["BatchNorm1D", "BatchNorm2D", "BatchNorm"]

@@ -34,3 +34,5 @@ class AdaptiveAvgPool2D(Layer):
 
     def forward(self, x):
         return F.adaptive_avg_pool2d(x, self._output_size, self._data_format)
+
+__all__ = ["MaxPool2D", "AvgPool2D", "AdaptiveAvgPool2D"]

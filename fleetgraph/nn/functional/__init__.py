@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from ..dygraph.dispatch import bind
-from ..layers import conv_nd as _conv_nd
-from ..layers import loss as _loss
-from ..layers import math as _math
-from ..layers import nn as _nn
-from ..layers import tensor as _tensor
+from ...dygraph.dispatch import bind
+from ...layers import conv_nd as _conv_nd
+from ...layers import loss as _loss
+from ...layers import math as _math
+from ...layers import nn as _nn
+from ...layers import tensor as _tensor
 
 relu, sigmoid, tanh = _math.relu, _math.sigmoid, _math.tanh
 square_error_cost = _loss.square_error_cost
@@ -141,7 +141,7 @@ def batch_norm(
     name=None,
 ):
     """Batch statistics while training (updating the running ones in place), the running ones in eval."""
-    from ..layers.helper import LayerHelper
+    from ...layers.helper import LayerHelper
 
     helper = LayerHelper("batch_norm", name, inputs=x)
     out = helper.create_variable_for_type_inference(x.dtype)
@@ -169,9 +169,27 @@ def batch_norm(
 
 
 def flatten(x, start_axis=1, stop_axis=-1, name=None):
-    from ..tensor_api import flatten as _flatten
+    from ...tensor_api import flatten as _flatten
 
     return _flatten(x, start_axis, stop_axis, name)
 
 
 __all__ += ["batch_norm", "conv2d", "flatten", "linear"]
+
+# Paddle's submodules, each listing its own names
+from . import activation, common, conv, extension, input, loss, norm, pooling, vision  # noqa: E402
+from .activation import *  # noqa: E402,F401,F403
+from .common import *  # noqa: E402,F401,F403
+from .conv import *  # noqa: E402,F401,F403
+from .extension import *  # noqa: E402,F401,F403
+from .input import *  # noqa: E402,F401,F403
+from .loss import *  # noqa: E402,F401,F403
+from .norm import *  # noqa: E402,F401,F403
+from .pooling import *  # noqa: E402,F401,F403
+from .vision import *  # noqa: E402,F401,F403
+
+__all__ += [
+    name
+    for family in (activation, common, conv, extension, input, loss, norm, pooling, vision)
+    for name in family.__all__
+]

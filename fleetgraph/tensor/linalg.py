@@ -1,0 +1,7 @@
+"""`paddle` tensor functions: linalg (Paddle 2.0's python/paddle/tensor/linalg.py)."""
+
+from __future__ import annotations
+
+__all__: list[str] = []
+# Tensor methods this module adds (name -> function), installed on eager Tensors and static Variables
+TENSOR_METHODS: dict = {}
