@@ -14,6 +14,7 @@ from . import (
     layers,
     metric,
     nn,
+    onnx,
     ops,  # noqa: F401  (registers every op)
     optimizer,
     reader,
@@ -34,6 +35,7 @@ from .executor import seed as _seed_generator
 from .executor.place import is_compiled_with_cuda
 from .inspect.report import build_report as _build_report
 from .ir import FleetgraphError, Program, default_main_program, default_startup_program
+from .jit.api import trace_for_export as _trace_for_export
 from .param_attr import ParamAttr
 from .reader import batch
 from .tensor import *  # noqa: F401,F403
@@ -84,6 +86,8 @@ def seed(value: int) -> None:
 # A transpile under FLEETGRAPH_DUMP_DIR (and `fleetgraph transpile --html`) draws its report with the
 # viewers' page; the transpiler sits below the viewers, so the package that holds both joins them.
 _set_report_renderer(_build_report)
+# paddle.onnx.export(layer, ...) traces with paddle.jit, which sits above onnx: joined here likewise
+onnx.set_layer_tracer(_trace_for_export)
 
 from . import common_ops_import, fluid  # noqa: E402  (fluid re-exports the modules above)
 
@@ -149,6 +153,7 @@ __all__ = [
     "static",
     "vision",
     "amp",
+    "onnx",
     "text",
     "tensor",
     "subtract",

@@ -159,6 +159,12 @@ def trace(layer, input_spec) -> Traced:
     return Traced(program, [v.name for v in feeds], outs, params)
 
 
+def trace_for_export(layer, input_spec):
+    """(program, feed_names, fetch_vars, parameter values): what paddle.onnx.export writes."""
+    traced = trace(layer, input_spec)
+    return traced.program, traced.feed_names, traced.fetch_vars, traced.scope().vars
+
+
 class StaticFunction:
     """What `to_static` makes of a Layer's forward or of a function: traced once per input
     signature, then run by the Executor (no gradients flow through it); the dynamic code itself

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .export import export
+from .export import export, set_layer_tracer
 from .load import load, startup_program
 
-__all__ = ["export", "load", "startup_program"]
+__all__ = ["export", "load", "set_layer_tracer", "startup_program"]

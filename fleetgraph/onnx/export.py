@@ -43,7 +43,42 @@ LOD_SUFFIX = "@LOD"
 IR_VERSION = 10  # what onnxruntime releases of the last two years read
 
 
-def export(
+# How `export(layer, path, input_spec)` turns a dynamic Layer or function into a program: paddle.jit's
+# trace, handed down by the package that holds both (onnx sits below jit and imports nothing above it).
+_trace_layer = None
+
+
+def set_layer_tracer(tracer) -> None:
+    """`tracer(layer, input_spec) -> (program, feed_names, fetch_vars, values)`."""
+    global _trace_layer
+    _trace_layer = tracer
+
+
+def export(program, *args, **kwargs) -> onnx.ModelProto:
+    """Paddle 2.0's `paddle.onnx.export(layer, path, input_spec=None, opset_version=9)`: the layer's
+    forward traced to a program (paddle.jit) and written to `path + '.onnx'`; or fleetgraph's
+    `export(program, feed_names, fetch_vars, values, path=None, opset=None)` for a static program."""
+    if isinstance(program, Program):
+        return export_program(program, *args, **kwargs)
+    return _export_layer(program, *args, **kwargs)
+
+
+def _export_layer(layer, path: str, input_spec=None, opset_version: int = 9, **configs) -> onnx.ModelProto:
+    if configs:
+        raise FleetgraphError(
+            f"paddle.onnx.export: {sorted(configs)}: not supported; expected path, input_spec, opset_version"
+        )
+    if input_spec is None:
+        raise FleetgraphError("paddle.onnx.export: expected input_spec (InputSpecs or Tensors) to trace the layer with")
+    if not isinstance(path, str) or not path:
+        raise FleetgraphError(f"paddle.onnx.export: path; expected a file path without '.onnx', got {path!r}")
+    if _trace_layer is None:
+        raise FleetgraphError("paddle.onnx.export: tracing a layer needs paddle.jit (import fleetgraph first)")
+    program, feed_names, fetch_vars, values = _trace_layer(layer, input_spec)
+    return export_program(program, feed_names, fetch_vars, values, path + ".onnx", opset_version)
+
+
+def export_program(
     program: Program, feed_names, fetch_vars, values: Mapping, path=None, opset: int | None = None
 ) -> onnx.ModelProto:
     """The inference part of `program` (from `feed_names` to `fetch_vars`) as an ONNX model, with
