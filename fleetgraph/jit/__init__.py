@@ -2,6 +2,8 @@
 flow converted by dy2static), saved and loaded."""
 
 from .api import InputSpec, StaticFunction, TranslatedLayer, declarative, load, save, to_static, trace
+from .dy2static import not_to_static
+from .logging_utils import set_code_level, set_verbosity
 from .program_translator import ProgramTranslator
 
 __all__ = [
@@ -11,7 +13,10 @@ __all__ = [
     "TranslatedLayer",
     "declarative",
     "load",
+    "not_to_static",
     "save",
+    "set_code_level",
+    "set_verbosity",
     "to_static",
     "trace",
 ]

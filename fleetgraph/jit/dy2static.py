@@ -29,7 +29,7 @@ import weakref
 from collections import Counter
 
 from ..ir.errors import FleetgraphError
-from . import convert_operators
+from . import convert_operators, logging_utils
 from .break_continue import BreakContinue, is_range_loop
 from .returns import rewrite_returns
 
@@ -337,6 +337,18 @@ class _Where:
         return f"{self.file}:{self.line(node)}: `{self.lines[node.lineno - 1].strip()}`"
 
 
+NOT_TO_STATIC = "_fg_not_to_static"  # the attribute paddle.jit.not_to_static sets
+
+
+def not_to_static(func=None):
+    """Mark `func` so that dy2static leaves it as written (Paddle 2.0's paddle.jit.not_to_static):
+    called from converted code it runs its Python control flow as it is."""
+    if func is None:
+        return not_to_static
+    setattr(getattr(func, "__func__", func), NOT_TO_STATIC, True)
+    return func
+
+
 _CONVERTED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
@@ -369,6 +381,9 @@ def convert_function(func):
     `def` source (a lambda, a builtin, code made by exec) is returned as it is, with a warning for
     the last."""
     func = getattr(func, "__func__", func)
+    if getattr(func, NOT_TO_STATIC, False):
+        logging_utils.log(2, f"{func.__qualname__} is not converted when it is decorated by 'paddle.jit.not_to_static'.")
+        return func
     if func in _CONVERTED:
         return _CONVERTED[func]
     try:
@@ -378,6 +393,8 @@ def convert_function(func):
             warnings.warn(f"dy2static: {func.__qualname__} runs unconverted: {exc}", stacklevel=2)
         _CONVERTED[func] = func
         return func
+    logging_utils.log(1, f"Convert callable object: convert {func.__qualname__}.")
+    logging_utils.log_transformed_code(ast.unparse(tree))
     converted = _compile(func, tree, where)
     _CONVERTED[func] = converted
     return converted
