@@ -1,5 +1,7 @@
-"""`paddle.metric`."""
+"""`paddle.metric`: Paddle 2.0's metrics (Accuracy, Precision, Recall, Auc on the Metric base) and
+the accuracy layer function."""
 
-from ..layers.nn import accuracy_v2 as accuracy
+from . import metrics
+from .metrics import Accuracy, Auc, Metric, Precision, Recall, accuracy
 
-__all__ = ["accuracy"]
+__all__ = ["Metric", "Accuracy", "Precision", "Recall", "Auc", "accuracy", "metrics"]
