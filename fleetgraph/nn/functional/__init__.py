@@ -7,9 +7,7 @@ from ...layers import conv_nd as _conv_nd
 from ...layers import loss as _loss
 from ...layers import math as _math
 from ...layers import nn as _nn
-from ...layers import tensor as _tensor
 
-relu, sigmoid, tanh = _math.relu, _math.sigmoid, _math.tanh
 square_error_cost = _loss.square_error_cost
 cross_entropy = _loss.functional_cross_entropy
 softmax_with_cross_entropy = _loss.softmax_with_cross_entropy
@@ -17,20 +15,6 @@ mse_loss = _loss.mse_loss
 log_loss = _loss.log_loss
 binary_cross_entropy = _loss.binary_cross_entropy
 adaptive_avg_pool2d = _nn.adaptive_avg_pool2d
-
-
-def softmax(x, axis=-1, dtype=None, name=None):
-    """`paddle.nn.functional.softmax`; with `dtype`, x is cast to it first, as Paddle's."""
-    if dtype is not None:
-        x = _tensor.cast(x, dtype)
-    return _math.softmax(x, axis, name=name)
-
-
-def log_softmax(x, axis=-1, dtype=None, name=None):
-    """`paddle.nn.functional.log_softmax`: one log_softmax op (stable for logits far apart)."""
-    if dtype is not None:
-        x = _tensor.cast(x, dtype)
-    return _math.log_softmax(x, axis, name=name)
 
 
 def dropout(x, p=0.5, axis=None, training=True, mode="upscale_in_train", name=None):
@@ -94,12 +78,8 @@ __all__ = [
     "log_loss",
     "max_pool2d",
     "mse_loss",
-    "relu",
-    "sigmoid",
-    "softmax",
     "softmax_with_cross_entropy",
     "square_error_cost",
-    "tanh",
 ]
 
 
@@ -109,22 +89,6 @@ def linear(x, weight, bias=None, name=None):
     if bias is None:
         return out
     return bind("elementwise_add", {"X": [out], "Y": [bias]}, {"axis": -1})
-
-
-def conv2d(x, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, data_format="NCHW", name=None):
-    """A conv2d op over `weight` [out_c, in_c / groups, kh, kw], plus the bias per channel."""
-    attrs = {
-        "strides": _nn._pair(stride, "conv2d stride"),
-        "paddings": _nn._pair(padding, "conv2d padding"),
-        "dilations": _nn._pair(dilation, "conv2d dilation"),
-        "groups": int(groups),
-        "data_format": data_format,
-    }
-    out = bind("conv2d", {"Input": [x], "Filter": [weight]}, attrs, out_slot="Output", name=name)
-    if bias is None:
-        return out
-    axis = 1 if data_format == "NCHW" else 3
-    return bind("elementwise_add", {"X": [out], "Y": [bias]}, {"axis": axis})
 
 
 def batch_norm(
@@ -174,7 +138,7 @@ def flatten(x, start_axis=1, stop_axis=-1, name=None):
     return _flatten(x, start_axis, stop_axis, name)
 
 
-__all__ += ["batch_norm", "conv2d", "flatten", "linear"]
+__all__ += ["batch_norm", "flatten", "linear"]
 
 # Paddle's submodules, each listing its own names
 from . import activation, common, conv, extension, input, loss, norm, pooling, vision  # noqa: E402
