@@ -4,16 +4,9 @@ from __future__ import annotations
 
 from ...dygraph.dispatch import bind
 from ...layers import conv_nd as _conv_nd
-from ...layers import loss as _loss
 from ...layers import math as _math
 from ...layers import nn as _nn
 
-square_error_cost = _loss.square_error_cost
-cross_entropy = _loss.functional_cross_entropy
-softmax_with_cross_entropy = _loss.softmax_with_cross_entropy
-mse_loss = _loss.mse_loss
-log_loss = _loss.log_loss
-binary_cross_entropy = _loss.binary_cross_entropy
 adaptive_avg_pool2d = _nn.adaptive_avg_pool2d
 
 
@@ -71,15 +64,9 @@ def avg_pool2d(
 __all__ = [
     "adaptive_avg_pool2d",
     "avg_pool2d",
-    "binary_cross_entropy",
-    "cross_entropy",
     "dropout",
     "embedding",
-    "log_loss",
     "max_pool2d",
-    "mse_loss",
-    "softmax_with_cross_entropy",
-    "square_error_cost",
 ]
 
 
