@@ -3,10 +3,20 @@
 from ..data import InMemoryDataset, QueueDataset
 from ..dygraph.parallel import ParallelEnv, get_rank, get_world_size, init_parallel_env
 from . import fleet
+from .collective import ReduceOp, all_gather, all_reduce, barrier, broadcast, reduce, scatter
 from .parallel import DataParallel
+from .spawn import spawn
 
 __all__ = [
     "DataParallel",
+    "ReduceOp",
+    "all_gather",
+    "all_reduce",
+    "barrier",
+    "broadcast",
+    "reduce",
+    "scatter",
+    "spawn",
     "InMemoryDataset",
     "ParallelEnv",
     "QueueDataset",
