@@ -11,8 +11,8 @@ import contextlib
 import numpy as np
 
 from ..dygraph.dispatch import bind
-from ..dygraph.tensor import Tensor
 from ..dygraph.mode import eager_guard, in_dynamic_mode
+from ..dygraph.tensor import Tensor
 from ..layers import creation as fluid_creation
 from ..layers import tensor as fluid_tensor
 from ..layers import tensor_shape
