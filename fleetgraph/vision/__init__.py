@@ -1,6 +1,9 @@
-"""`paddle.vision`: the image backend setting (how Paddle's vision datasets decode pictures)."""
+"""`paddle.vision`: the image backend setting, and Paddle 2.0's vision models, transforms and datasets."""
 
 from __future__ import annotations
+
+from . import models
+from .models import *  # noqa: F401,F403
 
 _BACKENDS = ("pil", "cv2", "tensor")
 _backend = "pil"
@@ -19,4 +22,4 @@ def get_image_backend() -> str:
     return _backend
 
 
-__all__ = ["get_image_backend", "set_image_backend"]
+__all__ = ["get_image_backend", "models", "set_image_backend", *models.__all__]
