@@ -200,7 +200,8 @@ _BIG = 2**31 - 1  # an open end, as Paddle writes it
 
 
 def _getitem(self, item):
-    """x[1], x[:, 0:2], x[..., -1]: one `slice` op (ints drop their axis: decrease_axis)."""
+    """x[1], x[:, 0:2], x[..., -1]: one `slice` op (ints drop their axis: decrease_axis); with a
+    step other than 1 (x[::2], x[::-1]) one `strided_slice` op, bounds as Paddle 2.0 writes them."""
     items = item if isinstance(item, tuple) else (item,)
     if sum(i is Ellipsis for i in items) > 1:
         raise IndexError(f"{self.name}[{item!r}]: at most one Ellipsis")
@@ -209,20 +210,23 @@ def _getitem(self, item):
         items = items[:at] + (slice(None),) * (len(self.shape) - len(items) + 1) + items[at + 1 :]
     if len(items) > len(self.shape):
         raise IndexError(f"{self.name}[{item!r}]: {len(items)} indices for a variable of rank {len(self.shape)}")
-    axes, starts, ends, decrease = [], [], [], []
+    axes, starts, ends, strides, decrease = [], [], [], [], []
     for axis, index in enumerate(items):
         if isinstance(index, bool) or not isinstance(index, (int, slice)):
             raise TypeError(f"{self.name}[{item!r}]: expected ints and slices, got {type(index).__name__}")
         if isinstance(index, int):
             axes.append(axis), starts.append(index), ends.append(index + 1 if index != -1 else _BIG)
-            decrease.append(axis)
+            strides.append(1), decrease.append(axis)
         elif index != slice(None):
-            if index.step not in (None, 1):
-                raise IndexError(f"{self.name}[{item!r}]: a step other than 1 is not supported; expected a:b slices")
-            axes.append(axis)
-            starts.append(0 if index.start is None else index.start)
-            ends.append(_BIG if index.stop is None else index.stop)
+            step = 1 if index.step is None else index.step
+            if step == 0:
+                raise ValueError(f"{self.name}[{item!r}]: slice step cannot be zero")
+            axes.append(axis), strides.append(step)
+            starts.append((0 if step > 0 else -1) if index.start is None else index.start)
+            ends.append((_BIG if step > 0 else -1) if index.stop is None else index.stop)  # -1 back: past the front
     if not axes:
         return self
     attrs = {"axes": axes, "starts": starts, "ends": ends, "decrease_axis": decrease}
+    if any(s != 1 for s in strides):
+        return bind("strided_slice", {"Input": [self]}, {**attrs, "strides": strides, "infer_flags": [1] * len(axes)})
     return bind("slice", {"Input": [self]}, attrs)
