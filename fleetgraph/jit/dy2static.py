@@ -382,7 +382,9 @@ def convert_function(func):
     the last."""
     func = getattr(func, "__func__", func)
     if getattr(func, NOT_TO_STATIC, False):
-        logging_utils.log(2, f"{func.__qualname__} is not converted when it is decorated by 'paddle.jit.not_to_static'.")
+        logging_utils.log(
+            2, f"{func.__qualname__} is not converted when it is decorated by 'paddle.jit.not_to_static'."
+        )
         return func
     if func in _CONVERTED:
         return _CONVERTED[func]
