@@ -2,6 +2,7 @@
 Paddle 2.x's names; `fluid.optimizer` adds Fluid's (`SGDOptimizer`, `FtrlOptimizer`, ...)."""
 
 from . import lr
+from .adamw import AdamW
 from .optimizer import SGD, Adadelta, Adagrad, Adam, Adamax, Lamb, Momentum, Optimizer, RMSProp
 
 SGDOptimizer, MomentumOptimizer, AdamOptimizer, AdagradOptimizer = SGD, Momentum, Adam, Adagrad
@@ -13,6 +14,7 @@ __all__ = [
     "AdagradOptimizer",
     "Adam",
     "AdamOptimizer",
+    "AdamW",
     "Adamax",
     "Lamb",
     "Momentum",

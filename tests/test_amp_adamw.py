@@ -1,0 +1,98 @@
+"""paddle.optimizer.AdamW (decoupled weight decay scaled by the learning rate), the 2.0 scheduler
+ReduceOnPlateau, and paddle.amp (auto_cast, GradScaler) as Paddle 2.0 behaves on a CPU build."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from dygraph_helpers import fresh_mode_and_names  # noqa: F401  (autouse)
+
+import fleetgraph as paddle
+
+_W0 = np.arange(6).reshape(3, 2).astype("float32") / 10
+_X = np.array([[1.0, 2.0, 3.0], [-1.0, 0.5, 2.0]], "float32")
+# Paddle 3.3.1 after three AdamW steps, lr 0.1, weight_decay 0.05, the bias not decayed (its Adam
+# differs from fleetgraph's, Paddle 2.0's, by ~2e-6 there)
+_PADDLE_W = [[-0.23802988, -0.18048178], [-0.08980609, 0.00443523], [0.10534843, 0.20062505]]
+_PADDLE_B = [0.20888506, 0.20614742]
+
+
+def _adamw_numpy(steps, lr=0.1, coeff=0.05, beta1=0.9, beta2=0.999, eps=1e-8):
+    w, b = _W0.copy(), np.full(2, 0.5, "float32")
+    state = {k: [np.zeros_like(v), np.zeros_like(v)] for k, v in (("w", w), ("b", b))}
+    for t in range(1, steps + 1):
+        out = _X @ w + b
+        dout = 2 * out / out.size
+        grads = {"w": _X.T @ dout, "b": dout.sum(0)}
+        for key, decays in (("w", True), ("b", False)):
+            p = w if key == "w" else b
+            if decays:
+                p *= 1 - lr * coeff
+            m, v = state[key]
+            m[:] = beta1 * m + (1 - beta1) * grads[key]
+            v[:] = beta2 * v + (1 - beta2) * grads[key] ** 2
+            lr_t = lr * np.sqrt(1 - beta2**t) / (1 - beta1**t)
+            p -= lr_t * m / (np.sqrt(v) + eps * np.sqrt(1 - beta2**t))
+    return w, b
+
+
+def _linear():
+    return paddle.nn.Linear(
+        3,
+        2,
+        weight_attr=paddle.ParamAttr(initializer=paddle.fluid.initializer.NumpyArrayInitializer(_W0)),
+        bias_attr=paddle.ParamAttr(initializer=paddle.nn.initializer.Constant(0.5)),
+    )
+
+
+def _weights_only(name):
+    return not name.split(".")[-1].startswith("b")
+
+
+def test_adamw_decays_before_the_adam_step_in_dynamic_mode():
+    lin = _linear()
+    opt = paddle.optimizer.AdamW(
+        0.1, parameters=lin.parameters(), weight_decay=0.05, apply_decay_param_fun=_weights_only
+    )
+    x = paddle.to_tensor(_X)
+    for _ in range(3):
+        loss = (lin(x) ** 2).mean()
+        loss.backward()
+        opt.step()
+        opt.clear_grad()
+    w, b = _adamw_numpy(3)
+    np.testing.assert_allclose(lin.weight.numpy(), w, atol=5e-6)
+    np.testing.assert_allclose(lin.bias.numpy(), b, atol=5e-6)
+    np.testing.assert_allclose(lin.weight.numpy(), _PADDLE_W, atol=5e-6)
+    np.testing.assert_allclose(lin.bias.numpy(), _PADDLE_B, atol=5e-6)
+    assert str(opt) == f"Weight Decay, params: {lin.weight.name}"
+
+
+def test_adamw_static_program_with_a_scheduler_decays_by_the_current_rate():
+    paddle.enable_static()
+    main, startup = paddle.static.Program(), paddle.static.Program()
+    with paddle.static.program_guard(main, startup):
+        x = paddle.static.data("x", [2, 3], "float32")
+        lin = _linear()
+        out = lin(x)
+        loss = paddle.fluid.layers.reduce_mean(out * out)
+        scheduler = paddle.optimizer.lr.StepDecay(0.1, step_size=10)
+        opt = paddle.optimizer.AdamW(scheduler, weight_decay=0.05, apply_decay_param_fun=_weights_only)
+        opt.minimize(loss)
+    exe = paddle.static.Executor(paddle.CPUPlace())
+    scope = paddle.static.Scope()
+    exe.run(startup, scope=scope)
+    for _ in range(3):
+        exe.run(main, feed={"x": _X}, scope=scope)
+    w, b = _adamw_numpy(3)
+    np.testing.assert_allclose(np.asarray(scope.vars[lin.weight.name]), w, atol=5e-6)
+    np.testing.assert_allclose(np.asarray(scope.vars[lin.bias.name]), b, atol=5e-6)
+
+
+def test_adamw_checks_its_arguments_as_paddle():
+    with pytest.raises(TypeError, match="coeff should be float"):
+        paddle.optimizer.AdamW(0.1, weight_decay=1)
+    with pytest.raises(ValueError, match="beta1"):
+        paddle.optimizer.AdamW(0.1, beta1=1.0)
+    with pytest.raises(NotImplementedError, match="multi_precision"):
+        paddle.optimizer.AdamW(0.1, multi_precision=True)
