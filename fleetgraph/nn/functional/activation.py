@@ -28,7 +28,8 @@ def _in_place(function, op_type: str, x, attrs: dict | None = None):
     """op_type of x written back into the Tensor x (dynamic mode); `function(x)`, a new variable, in
     static mode."""
     if not isinstance(x, Tensor):
-        warnings.warn(f"In static mode, {function.__name__}_() is the same as {function.__name__}() and does not work in place.")
+        name = function.__name__
+        warnings.warn(f"In static mode, {name}_() is the same as {name}() and does not work in place.", stacklevel=3)
         return function(x)
     _check(f"{function.__name__}_", "x", x)
     bind(op_type, {"X": [x]}, attrs, outputs={"Out": [x]})

@@ -5,14 +5,19 @@ Paddle 2.0 composes them, then reduced by 'mean', 'sum' or 'none' (anything else
 from __future__ import annotations
 
 from ...dygraph.dispatch import bind
-from ...ir.program import Variable
 from ...layers import ctc as _ctc
 from ...layers import losses as _losses
 from ...layers import math as _math
 from ...layers import tensor as _tensor
 from ...layers import tensor_shape as _shape
-from ...layers.loss import _check_reduction, _reduce, binary_cross_entropy, log_loss, softmax_with_cross_entropy
-from ...layers.loss import square_error_cost
+from ...layers.loss import (
+    _check_reduction,
+    _reduce,
+    binary_cross_entropy,
+    log_loss,
+    softmax_with_cross_entropy,
+    square_error_cost,
+)
 from ...layers.losses import dice_loss, npair_loss
 from ...layers.pointwise import _check
 
@@ -49,9 +54,7 @@ def binary_cross_entropy_with_logits(logit, label, weight=None, reduction="mean"
     return _reduce(out, reduction, name)
 
 
-def cross_entropy(
-    input, label, weight=None, ignore_index=-100, reduction="mean", soft_label=False, axis=-1, name=None
-):
+def cross_entropy(input, label, weight=None, ignore_index=-100, reduction="mean", soft_label=False, axis=-1, name=None):
     """Softmax of `input` along `axis`, then its cross entropy against class indices (label with or
     without the size-1 class axis) or, with soft_label, against distributions; `weight` [C] scales each
     sample by its class's weight. 'mean' divides by the weights picked (or, with an ignore_index other
@@ -101,7 +104,9 @@ def nll_loss(input, label, weight=None, ignore_index=-100, reduction="mean", nam
     scale = _tensor.reshape(_tensor.cast(kept, input.dtype), [-1, 1])
     if weight is not None:
         _check("nll_loss", "weight", weight, _FLOATS)
-        scale = _math.elementwise_mul(scale, _tensor.reshape(bind("gather", {"X": [weight], "Index": [index]}), [-1, 1]))
+        scale = _math.elementwise_mul(
+            scale, _tensor.reshape(bind("gather", {"X": [weight], "Index": [index]}), [-1, 1])
+        )
     picked = bind("index_sample", {"X": [rows], "Index": [index]})
     out = _math.scale(_math.elementwise_mul(picked, scale), -1.0)
     if reduction == "mean":
