@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 from ...dygraph.dispatch import bind
-from ...layers import conv_nd as _conv_nd
 from ...layers import math as _math
 from ...layers import nn as _nn
-
-adaptive_avg_pool2d = _nn.adaptive_avg_pool2d
 
 
 def dropout(x, p=0.5, axis=None, training=True, mode="upscale_in_train", name=None):
@@ -28,45 +25,9 @@ def embedding(x, weight, padding_idx=None, sparse=False, name=None):
     )
 
 
-def max_pool2d(
-    x, kernel_size, stride=None, padding=0, return_mask=False, ceil_mode=False, data_format="NCHW", name=None
-):
-    return _conv_nd.pool2d_v2(
-        x, kernel_size, stride, padding, "max", ceil_mode, return_mask=return_mask, data_format=data_format, name=name
-    )
-
-
-def avg_pool2d(
-    x,
-    kernel_size,
-    stride=None,
-    padding=0,
-    ceil_mode=False,
-    exclusive=True,
-    divisor_override=None,
-    data_format="NCHW",
-    name=None,
-):
-    return _conv_nd.pool2d_v2(
-        x,
-        kernel_size,
-        stride,
-        padding,
-        "avg",
-        ceil_mode,
-        exclusive,
-        divisor_override,
-        data_format=data_format,
-        name=name,
-    )
-
-
 __all__ = [
-    "adaptive_avg_pool2d",
-    "avg_pool2d",
     "dropout",
     "embedding",
-    "max_pool2d",
 ]
 
 
