@@ -96,3 +96,37 @@ def test_adamw_checks_its_arguments_as_paddle():
         paddle.optimizer.AdamW(0.1, beta1=1.0)
     with pytest.raises(NotImplementedError, match="multi_precision"):
         paddle.optimizer.AdamW(0.1, multi_precision=True)
+
+
+def test_reduce_on_plateau_cuts_the_rate_after_patience_then_cools_down(capsys):
+    sched = paddle.optimizer.lr.ReduceOnPlateau(1.0, factor=0.5, patience=1, cooldown=1, threshold=0.1, verbose=True)
+    rates = []
+    for metric in [1.0, 0.95, 0.95, 0.5, 0.6, 0.6, 0.6, 0.6, 0.4]:
+        sched.step(metric)
+        rates.append(sched())
+    # Paddle's answer (3.3.1, the same algorithm as 2.0's)
+    assert rates == [1.0, 1.0, 0.5, 0.5, 0.5, 0.5, 0.25, 0.25, 0.25]
+    assert sched.state_dict() == {
+        "cooldown_counter": 0, "best": 0.4, "num_bad_epochs": 0, "last_epoch": 9, "last_lr": 0.25,
+    }  # fmt: skip
+    assert "Epoch 3: ReduceOnPlateau set learning rate to 0.5." in capsys.readouterr().out
+
+
+def test_reduce_on_plateau_in_max_mode_takes_tensors_and_stops_at_min_lr():
+    sched = paddle.optimizer.lr.ReduceOnPlateau(1.0, mode="max", threshold_mode="abs", threshold=0.5, patience=0,
+                                                min_lr=0.3)  # fmt: skip
+    lin = paddle.nn.Linear(2, 1)
+    opt = paddle.optimizer.SGD(learning_rate=sched, parameters=lin.parameters())
+    rates = []
+    for metric in [1.0, 1.4, 2.0, 2.2, 2.3]:
+        sched.step(paddle.to_tensor([metric]))
+        rates.append(opt.get_lr())
+    assert rates == [1.0, 0.3, 0.3, 0.3, 0.3] and sched.best == 2.0
+    resumed = paddle.optimizer.lr.ReduceOnPlateau(1.0, mode="max")
+    resumed.set_state_dict(sched.state_dict())
+    assert resumed() == 0.3 and resumed.last_epoch == 5
+    with pytest.raises(ValueError, match="metrics.shape"):
+        sched.step(paddle.to_tensor([1.0, 2.0]))
+    with pytest.raises(ValueError, match="gamma should be < 1.0"):
+        paddle.optimizer.lr.ReduceOnPlateau(1.0, factor=1.0)
+    assert paddle.optimizer.lr.Tensor is paddle.Tensor

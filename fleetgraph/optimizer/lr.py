@@ -10,6 +10,9 @@ from __future__ import annotations
 import math
 import numbers
 
+import numpy as np
+
+from ..dygraph.tensor import Tensor
 from ..ir.errors import FleetgraphTypeError
 
 __all__ = [
@@ -25,7 +28,9 @@ __all__ = [
     "NoamDecay",
     "PiecewiseDecay",
     "PolynomialDecay",
+    "ReduceOnPlateau",
     "StepDecay",
+    "Tensor",
 ]
 
 
@@ -261,3 +266,82 @@ class CosineAnnealingDecay(LRScheduler):
 
     def _get_closed_form_lr(self):
         return self.eta_min + (self.base_lr - self.eta_min) * (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
+
+
+class ReduceOnPlateau(LRScheduler):
+    """The rate times `factor` (not below `min_lr`) once the metric given to step(metrics) has not
+    improved (by `threshold`, relative or absolute; down for mode 'min', up for 'max') for more than
+    `patience` steps, then `cooldown` steps without counting; a cut smaller than `epsilon` is not made.
+    The best metric is kept as a float (Paddle keeps the Tensor; its state_dict holds the number)."""
+
+    _state_keys = ("cooldown_counter", "best", "num_bad_epochs", "last_epoch", "last_lr")
+
+    def __init__(self, learning_rate, mode="min", factor=0.1, patience=10, threshold=1e-4, threshold_mode="rel",
+                 cooldown=0, min_lr=0, epsilon=1e-8, verbose=False) -> None:  # fmt: skip
+        mode, threshold_mode = mode.lower(), threshold_mode.lower()
+        if mode not in ("min", "max"):
+            raise ValueError(f"mode: {mode} is unknown!")
+        if factor >= 1.0:
+            raise ValueError("new_lr = origin_lr * gamma and gamma should be < 1.0.")
+        if threshold_mode not in ("rel", "abs"):
+            raise ValueError(f"threshold mode: {threshold_mode} is unknown!")
+        if isinstance(learning_rate, bool) or not isinstance(learning_rate, (float, int)):
+            raise TypeError(
+                f"The type of 'learning_rate' in 'ReduceOnPlateau' must be 'float', but received {type(learning_rate)}."
+            )
+        self.mode, self.factor, self.threshold_mode = mode, factor, threshold_mode
+        self.patience, self.threshold, self.cooldown, self.min_lr, self.epsilon = (
+            patience,
+            threshold,
+            cooldown,
+            min_lr,
+            epsilon,
+        )
+        self.cooldown_counter, self.best, self.num_bad_epochs = 0, None, 0
+        # not LRScheduler.__init__: that takes a first step, and this one steps on a metric
+        self.base_lr = self.last_lr = float(learning_rate)
+        self.last_epoch, self.verbose, self._var_name = 0, verbose, None
+
+    def step(self, metrics, epoch=None) -> None:
+        """One epoch's metric (a float, or a Tensor / ndarray of shape [1]), after optimizer.step()."""
+        self.last_epoch = self.last_epoch + 1 if epoch is None else epoch
+        if isinstance(metrics, (Tensor, np.ndarray)):
+            if list(metrics.shape) != [1]:
+                raise ValueError(
+                    f"ReduceOnPlateau.step: the metrics.shape should be (1L,), but the current metrics.shape is "
+                    f"{list(metrics.shape)}. Maybe that you should call paddle.mean to process it first."
+                )
+            metrics = float(np.asarray(metrics.numpy() if isinstance(metrics, Tensor) else metrics)[0])
+        elif isinstance(metrics, bool) or not isinstance(metrics, (int, float, np.floating)):
+            raise TypeError(
+                "metrics must be 'int', 'float', 'np.float', 'numpy.ndarray' or 'paddle.Tensor', but receive "
+                f"{type(metrics)}"
+            )
+        if self.cooldown_counter > 0:
+            self.cooldown_counter -= 1
+            return
+        if self.best is None or self._is_better(metrics, self.best):
+            self.best, self.num_bad_epochs = float(metrics), 0
+        else:
+            self.num_bad_epochs += 1
+        if self.num_bad_epochs > self.patience:
+            self.cooldown_counter, self.num_bad_epochs = self.cooldown, 0
+            new_lr = max(self.last_lr * self.factor, self.min_lr)
+            if self.last_lr - new_lr > self.epsilon:
+                self.last_lr = new_lr
+                if self.verbose:
+                    print(f"Epoch {self.last_epoch}: {type(self).__name__} set learning rate to {self.last_lr}.")
+
+    def _is_better(self, current: float, best: float) -> bool:
+        margin = best * self.threshold if self.threshold_mode == "rel" else self.threshold
+        return current < best - margin if self.mode == "min" else current > best + margin
+
+    def state_dict(self) -> dict:
+        return {key: getattr(self, key) for key in self._state_keys}
+
+    def set_state_dict(self, state_dict: dict) -> None:
+        for key in self._state_keys:
+            if key in state_dict:
+                setattr(self, key, state_dict[key])
+
+    set_dict = set_state_dict
