@@ -112,9 +112,9 @@ def diag(x, offset=0, padding_value=0, name=None):
     if len(x.shape) == 2:
         out = _diagonal_of(x, offset)
     elif len(x.shape) == 1:
-        out = bind("diag_embed", {"Input": [x]}, {"offset": offset, "dim1": -2, "dim2": -1})
+        out = bind("diag_embed", {"Input": [x]}, {"offset": offset, "dim1": 0, "dim2": 1})
         if padding_value != 0:
-            band = bind("diag_embed", {"Input": [ones_like(x)]}, {"offset": offset, "dim1": -2, "dim2": -1})
+            band = bind("diag_embed", {"Input": [ones_like(x)]}, {"offset": offset, "dim1": 0, "dim2": 1})
             off_band = bind("scale", {"X": [band]}, {"scale": -float(padding_value), "bias": float(padding_value)})
             out = bind("elementwise_add", {"X": [out], "Y": [off_band]}, {"axis": -1})
     else:

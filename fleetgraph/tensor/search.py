@@ -14,13 +14,17 @@ from ..layers import tensor as fluid_tensor
 __all__ = ["argmax", "argmin", "argsort", "sort", "index_select", "index_sample", "nonzero", "where", "masked_select"]
 
 
+_VAR_TYPES = {"int32": 2, "int64": 3}  # Paddle's VarType codes, arg_max's dtype attr
+
+
 def _arg(op_type: str, x, axis, keepdim, dtype, name):
     dtype = convert_dtype(dtype)
     if dtype not in ("int32", "int64"):
         raise TypeError(f"{op_type}: dtype {dtype}; expected int32 or int64")
     if axis is not None and (not isinstance(axis, int) or isinstance(axis, bool)):
         raise TypeError(f"{op_type}: axis {axis!r}; expected an int or None")
-    attrs = {"axis": 0 if axis is None else axis, "keepdims": bool(keepdim), "dtype": dtype, "flatten": axis is None}
+    attrs = {"axis": 0 if axis is None else axis, "keepdims": bool(keepdim), "flatten": axis is None}
+    attrs["dtype"] = _VAR_TYPES[dtype]
     out = bind(op_type, {"X": [x]}, attrs, dtype=dtype, name=name)
     out.stop_gradient = True
     return out
