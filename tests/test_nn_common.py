@@ -139,3 +139,177 @@ def test_interpolate_refuses_what_paddle_refuses():
         F.interpolate(x, size=[4], mode="linear")
     with pytest.raises(NotImplementedError, match="fractional"):
         F.interpolate(x, scale_factor=1.7, mode="bilinear")
+
+
+# -- dropouts ---------------------------------------------------------------------------------------
+
+
+@modes
+def test_channel_dropouts_drop_whole_channels_and_upscale_the_rest(mode):
+    ones = np.ones((4, 8, 3, 3), "float32")
+    got = run(mode, lambda x: F.dropout2d(x, p=0.5), ones)[0]
+    per_channel = got.reshape(4, 8, 9)
+    assert set(np.unique(got)) <= {0.0, 2.0}
+    assert (per_channel.min(axis=2) == per_channel.max(axis=2)).all()
+    got = run(mode, lambda x: nn.Dropout3D(p=0.25, data_format="NDHWC")(x), np.ones((2, 2, 2, 2, 16), "float32"))[0]
+    assert set(np.unique(got)) <= {0.0, np.float32(1 / 0.75)}
+    assert (got.min(axis=(1, 2, 3)) == got.max(axis=(1, 2, 3))).all()
+    got = run(mode, lambda x: F.dropout(x, 0.5, axis=1, mode="downscale_in_infer"), ones[:, :, 0, 0])[0]
+    assert set(np.unique(got)) <= {0.0, 1.0} and (got.min(axis=0) == got.max(axis=0)).all()
+
+
+@modes
+def test_dropouts_in_eval(mode):
+    x = RNG.rand(2, 3, 4, 4).astype("float32")
+
+    def build(t):
+        layers = [nn.Dropout2D(0.5), nn.AlphaDropout(0.5)]
+        for layer in layers:
+            layer.eval()
+        return tuple(layer(t) for layer in layers) + (
+            F.dropout(t, 0.4, axis=[0, 1], training=False, mode="downscale_in_infer"),
+        )
+
+    d2, alpha, down = run(mode, build, x)
+    np.testing.assert_array_equal(d2, x)
+    np.testing.assert_array_equal(alpha, x)
+    np.testing.assert_allclose(down, x * 0.6, rtol=1e-6)
+
+
+@modes
+def test_alpha_dropout_sets_dropped_to_selus_saturation_then_rescales(mode):
+    got = run(mode, lambda x: F.alpha_dropout(x, p=0.2), np.zeros((50, 40), "float32"))[0]
+    alpha_p = -1.6732632423543772 * 1.0507009873554805
+    a = ((1 - 0.2) * (1 + 0.2 * alpha_p**2)) ** -0.5
+    b = -a * alpha_p * 0.2
+    np.testing.assert_allclose(np.unique(got), sorted([b, a * alpha_p + b]), rtol=1e-5)
+    assert 0.1 < (got < 0).mean() < 0.3
+
+
+# -- products and distances -------------------------------------------------------------------------
+
+
+@modes
+def test_bilinear_matches_its_einsum(mode):
+    x1, x2 = RNG.rand(2, 3).astype("float32"), RNG.rand(2, 4).astype("float32")
+    w, b = RNG.rand(5, 3, 4).astype("float32"), RNG.rand(1, 5).astype("float32")
+    got = run(mode, F.bilinear, x1, x2, w, b)[0]
+    np.testing.assert_allclose(got, np.einsum("ni,kij,nj->nk", x1, w, x2) + b, rtol=1e-5)
+
+    def layer(a, c):
+        bl = nn.Bilinear(3, 4, 5)
+        return bl(a, c), bl.weight, bl.bias
+
+    got, weight, bias = run(mode, layer, x1, x2)
+    assert weight.shape == (5, 3, 4) and bias.shape == (1, 5)
+    np.testing.assert_allclose(got, np.einsum("ni,kij,nj->nk", x1, weight, x2) + bias, rtol=1e-5)
+
+
+@modes
+def test_cosine_similarity_and_pairwise_distance(mode):
+    x, y = RNG.rand(4, 6).astype("float32"), RNG.rand(4, 6).astype("float32")
+    x[0] = 0.0
+    want = (x * y).sum(1) / np.sqrt(np.maximum((x * x).sum(1) * (y * y).sum(1), 1e-16))
+    got = run(mode, lambda a, c: (F.cosine_similarity(a, c), nn.CosineSimilarity(axis=0)(a, c)), x, y)
+    np.testing.assert_allclose(got[0], want, rtol=1e-5)
+    want0 = (x * y).sum(0) / np.sqrt((x * x).sum(0) * (y * y).sum(0))
+    np.testing.assert_allclose(got[1], want0, rtol=1e-5)
+    x[1, 2] = y[1, 2]
+    for p in (2.0, 1, 3, 0, np.inf, -np.inf):
+        got = run(mode, lambda a, c: nn.PairwiseDistance(p, keepdim=True)(a, c), x, y)[0]  # noqa: B023
+        np.testing.assert_allclose(got[:, 0], np.linalg.norm(x - y, ord=p, axis=1), rtol=1e-5)
+
+
+# -- vision -----------------------------------------------------------------------------------------
+
+THETA = np.array([[[-0.7, -0.4, 0.3], [0.6, 0.5, 1.5]]], "float32")
+
+
+def _np_affine_grid(theta, h, w, align_corners):
+    xs, ys = np.linspace(-1, 1, w), np.linspace(-1, 1, h)
+    if not align_corners:
+        xs, ys = xs * (w - 1) / w, ys * (h - 1) / h
+    base = np.stack(np.broadcast_arrays(xs[None, :], ys[:, None], np.ones((h, w))), axis=-1)
+    return np.einsum("hwk,njk->nhwj", base, theta)
+
+
+@modes
+def test_affine_grid_with_and_without_aligned_corners(mode):
+    for align in (True, False):
+        got = run(mode, lambda t: F.affine_grid(t, [1, 2, 3, 4], align_corners=align), THETA)[0]  # noqa: B023
+        np.testing.assert_allclose(got, _np_affine_grid(THETA, 3, 4, align), rtol=1e-5, atol=1e-6)
+
+
+# printed by Paddle: x = arange(12) [1, 1, 3, 4], grid = (arange(24) [1, 3, 4, 2] / 12 - 1) * (1.1, 0.9)
+GRID_SAMPLE = {
+    True: [[0.595, 1.425, 2.3, 3.175], [4.05, 4.925, 5.8, 6.675], [7.55, 8.425, 9.3, 10.175]],
+    False: [
+        [0.0, 0.0, 0.8833333, 2.15],
+        [3.4166665, 4.6833339, 5.9500003, 7.2166662],
+        [8.4833326, 9.75, 10.829585, 5.5916657],
+    ],
+}
+
+
+@modes
+def test_grid_sample_with_and_without_aligned_corners(mode):
+    x = np.arange(12, dtype="float32").reshape(1, 1, 3, 4)
+    grid = (np.arange(24, dtype="float32").reshape(1, 3, 4, 2) / 12 - 1) * np.array([1.1, 0.9], "float32")
+    for align in (True, False):
+        got = run(mode, lambda a, g: F.grid_sample(a, g, align_corners=align), x, grid)[0]  # noqa: B023
+        np.testing.assert_allclose(got[0, 0], GRID_SAMPLE[align], rtol=1e-5, atol=1e-6)
+    with pytest.raises(NotImplementedError, match="padding_mode"):
+        run(mode, lambda a, g: F.grid_sample(a, g, padding_mode="border"), x, grid)
+
+
+def _np_pixel_shuffle(x, r):
+    n, c, h, w = x.shape
+    return x.reshape(n, c // r**2, r, r, h, w).transpose(0, 1, 4, 2, 5, 3).reshape(n, c // r**2, h * r, w * r)
+
+
+@modes
+def test_pixel_shuffle_in_both_layouts(mode):
+    x = RNG.rand(2, 8, 3, 2).astype("float32")
+    got = run(mode, lambda t: F.pixel_shuffle(t, 2), x)[0]
+    np.testing.assert_array_equal(got, _np_pixel_shuffle(x, 2))
+    hwc = RNG.rand(2, 3, 2, 8).astype("float32")
+    got = run(mode, lambda t: nn.PixelShuffle(2, data_format="NHWC")(t), hwc)[0]
+    np.testing.assert_array_equal(got, _np_pixel_shuffle(hwc.transpose(0, 3, 1, 2), 2).transpose(0, 2, 3, 1))
+
+
+# -- inputs and extensions --------------------------------------------------------------------------
+
+
+@modes
+def test_one_hot_embedding_label_smooth_and_diag_embed(mode):
+    ids = np.array([[1, 3], [0, 2]], "int64")
+    table = RNG.rand(4, 3).astype("float32")
+    got = run(mode, lambda i, w: (F.one_hot(i, 4), F.embedding(i, w, padding_idx=-2)), ids, table)
+    np.testing.assert_array_equal(got[0], np.eye(4, dtype="float32")[ids])
+    want = table[ids]
+    want[ids == 2] = 0.0
+    np.testing.assert_array_equal(got[1], want)
+    labels = np.eye(3, dtype="float32")[[0, 2]]
+    prior = np.array([[0.2, 0.3, 0.5]], "float32")
+    got = run(mode, lambda lab, pr: (F.label_smooth(lab), F.label_smooth(lab, pr, epsilon=0.2)), labels, prior)
+    np.testing.assert_allclose(got[0], 0.9 * labels + 0.1 / 3, rtol=1e-6)
+    np.testing.assert_allclose(got[1], 0.8 * labels + 0.2 * prior, rtol=1e-6)
+    vecs = RNG.rand(2, 3).astype("float32")
+    got = run(mode, lambda v: F.diag_embed(v, offset=1), vecs)[0]
+    np.testing.assert_array_equal(got, np.stack([np.diag(v, 1) for v in vecs]))
+
+
+def test_embedding_layer_zeroes_its_padding_row_in_dynamic_mode():
+    layer = nn.Embedding(5, 3, padding_idx=-1)
+    np.testing.assert_array_equal(layer.weight.numpy()[4], np.zeros(3, "float32"))
+    out = layer(paddle.to_tensor(np.array([4, 0], "int64")))
+    np.testing.assert_array_equal(out.numpy()[0], np.zeros(3, "float32"))
+
+
+def test_unfold_gather_tree_and_temporal_shift_are_the_fluid_layers():
+    x = paddle.to_tensor(np.arange(16, dtype="float32").reshape(1, 1, 4, 4))
+    assert F.unfold(x, [2, 2], strides=2).shape == [1, 4, 4]
+    assert F.temporal_shift(paddle.to_tensor(np.ones((4, 4, 2, 2), "float32")), seg_num=2).shape == [4, 4, 2, 2]
+    ids = paddle.to_tensor(np.array([[[2, 2]], [[6, 1]]], "int64"))
+    parents = paddle.to_tensor(np.array([[[0, 0]], [[1, 0]]], "int64"))
+    np.testing.assert_array_equal(F.gather_tree(ids, parents).numpy()[:, 0], [[2, 2], [6, 1]])

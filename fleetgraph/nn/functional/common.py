@@ -62,9 +62,10 @@ def dropout(x, p=0.5, axis=None, training=True, mode="upscale_in_train", name=No
     others = [d for d in range(rank) if d not in axes]
     # a tensor of the mask's shape (x's along `axis`, 1 elsewhere) whatever x's unknown dims, filled with ones
     shaped = _math.reduce_sum(x, dim=others, keep_dim=True) if others else x
-    ones = bind("fill_any_like", {"X": [shaped]}, {"value": 1.0, "dtype": -1})
+    ones = bind("fill_any_like", {"X": [shaped]}, {"value": 1.0})
     ones.stop_gradient = True
     mask = _nn.dropout(ones, float(p), is_test=False, dropout_implementation=impl)
+    mask.stop_gradient = True
     return bind("elementwise_mul", {"X": [x], "Y": [mask]}, {"axis": -1}, name=name)
 
 
