@@ -1,59 +1,134 @@
-"""Conv2D."""
+"""Conv1D, Conv2D, Conv3D and their transposes (Paddle 2.0's python/paddle/nn/layer/conv.py)."""
 
 from __future__ import annotations
 
+import math
+
 from ...initializer import Normal
+from ...layers.conv_nd import ints
 from ...layers.indexing import pad2d
-from ...layers.nn import _pair
 from .. import functional as F
 from .layers import Layer
+
+__all__ = ["Conv1D", "Conv1DTranspose", "Conv2D", "Conv2DTranspose", "Conv3D", "Conv3DTranspose"]
 
 # Paddle's padding_mode -> the pad2d mode that pads that way ('circular' has none: refused)
 _PAD_MODES = {"zeros": "constant", "reflect": "reflect", "replicate": "edge", "circular": None}
 
 
-class Conv2D(Layer):
-    """A conv2d over weight [out_channels, in_channels / groups, kh, kw], initialized Normal(0,
-    sqrt(2 / (in_channels * kh * kw))) as Paddle's; bias zero (none with bias_attr=False)."""
+class _ConvNd(Layer):
+    """A convolution's weight — [out_channels, in_channels / groups, *k], initialized Normal(0,
+    sqrt(2 / (in_channels * prod(k)))) as Paddle's; transposed [in_channels, out_channels / groups, *k],
+    Xavier — and bias (zero; none with bias_attr=False), applied by `function`."""
 
     def __init__(
-        self,
-        in_channels,
-        out_channels,
-        kernel_size,
-        stride=1,
-        padding=0,
-        dilation=1,
-        groups=1,
-        padding_mode="zeros",
-        weight_attr=None,
-        bias_attr=None,
+        self, function, nd, transposed, in_channels, out_channels, kernel_size, stride=1, padding=0,
+        dilation=1, groups=1, padding_mode="zeros", output_padding=0, weight_attr=None, bias_attr=None,
         data_format="NCHW",
-    ) -> None:
+    ):  # fmt: skip
         super().__init__()
-        kh, kw = _pair(kernel_size, "Conv2D kernel_size")[:2]
+        layer = type(self).__name__
+        k = ints(layer, "kernel_size", kernel_size, nd)
         if padding_mode not in _PAD_MODES:
-            raise ValueError(f"Conv2D: padding_mode {padding_mode!r}; expected one of {sorted(_PAD_MODES)}")
-        if padding_mode == "circular":
-            raise NotImplementedError("Conv2D: padding_mode 'circular' (wrap-around padding) is not supported")
+            raise ValueError(f"{layer}: padding_mode {padding_mode!r}; expected one of {sorted(_PAD_MODES)}")
+        if padding_mode == "circular" or (padding_mode != "zeros" and nd != 2):
+            raise NotImplementedError(f"{layer}: padding_mode {padding_mode!r} is not supported")
         if padding_mode != "zeros" and (isinstance(padding, bool) or not isinstance(padding, int)):
-            raise TypeError(f"Conv2D: padding_mode {padding_mode!r} takes an int padding, got {padding!r}")
-        self._padding_mode = padding_mode
+            raise TypeError(f"{layer}: padding_mode {padding_mode!r} takes an int padding, got {padding!r}")
+        self._function, self._padding_mode = function, padding_mode
         self._stride, self._padding, self._dilation, self._groups = stride, padding, dilation, groups
         self._data_format = data_format
-        std = (2.0 / (in_channels * kh * kw)) ** 0.5
-        self.weight = self.create_parameter(
-            [out_channels, in_channels // groups, kh, kw], weight_attr, default_initializer=Normal(0.0, std)
-        )
+        self._extra = {"output_padding": output_padding} if transposed else {}
+        if transposed:
+            shape, init = [in_channels, out_channels // groups, *k], None
+        else:
+            std = math.sqrt(2.0 / (in_channels * math.prod(k)))
+            shape, init = [out_channels, in_channels // groups, *k], Normal(0.0, std)
+        self.weight = self.create_parameter(shape, weight_attr, default_initializer=init)
         self.bias = None if bias_attr is False else self.create_parameter([out_channels], bias_attr, is_bias=True)
 
-    def forward(self, x):
+    def _apply(self, x, **extra):
         padding = self._padding
         if self._padding_mode != "zeros":  # as Paddle's: pad by the mode first, then convolve unpadded
             x = pad2d(x, [padding] * 4, mode=_PAD_MODES[self._padding_mode], data_format=self._data_format)
             padding = 0
-        return F.conv2d(
-            x, self.weight, self.bias, self._stride, padding, self._dilation, self._groups, self._data_format
-        )
+        return self._function(
+            x, self.weight, self.bias, stride=self._stride, padding=padding, dilation=self._dilation,
+            groups=self._groups, data_format=self._data_format, **self._extra, **extra,
+        )  # fmt: skip
 
-__all__ = ["Conv2D"]
+
+class _Conv(_ConvNd):
+    def forward(self, x):
+        return self._apply(x)
+
+
+class _ConvTranspose(_ConvNd):
+    def forward(self, x, output_size=None):
+        return self._apply(x, output_size=output_size)
+
+
+class Conv1D(_Conv):
+    """A conv1d of x [N, C, L] (or NLC)."""
+
+    def __init__(
+        self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
+        padding_mode="zeros", weight_attr=None, bias_attr=None, data_format="NCL",
+    ):  # fmt: skip
+        args = (stride, padding, dilation, groups, padding_mode, 0, weight_attr, bias_attr, data_format)
+        super().__init__(F.conv1d, 1, False, in_channels, out_channels, kernel_size, *args)
+
+
+class Conv2D(_Conv):
+    """A conv2d of x [N, C, H, W] (or NHWC); padding_mode 'reflect' or 'replicate' pads x first."""
+
+    def __init__(
+        self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
+        padding_mode="zeros", weight_attr=None, bias_attr=None, data_format="NCHW",
+    ):  # fmt: skip
+        args = (stride, padding, dilation, groups, padding_mode, 0, weight_attr, bias_attr, data_format)
+        super().__init__(F.conv2d, 2, False, in_channels, out_channels, kernel_size, *args)
+
+
+class Conv3D(_Conv):
+    """A conv3d of x [N, C, D, H, W] (or NDHWC)."""
+
+    def __init__(
+        self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
+        padding_mode="zeros", weight_attr=None, bias_attr=None, data_format="NCDHW",
+    ):  # fmt: skip
+        args = (stride, padding, dilation, groups, padding_mode, 0, weight_attr, bias_attr, data_format)
+        super().__init__(F.conv3d, 3, False, in_channels, out_channels, kernel_size, *args)
+
+
+class Conv1DTranspose(_ConvTranspose):
+    """conv1d_transpose of x [N, C, L] (or NLC); forward(x, output_size=None)."""
+
+    def __init__(
+        self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
+        dilation=1, weight_attr=None, bias_attr=None, data_format="NCL",
+    ):  # fmt: skip
+        args = (stride, padding, dilation, groups, "zeros", output_padding, weight_attr, bias_attr, data_format)
+        super().__init__(F.conv1d_transpose, 1, True, in_channels, out_channels, kernel_size, *args)
+
+
+class Conv2DTranspose(_ConvTranspose):
+    """conv2d_transpose of x [N, C, H, W] (or NHWC); forward(x, output_size=None)."""
+
+    def __init__(
+        self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, dilation=1,
+        groups=1, weight_attr=None, bias_attr=None, data_format="NCHW",
+    ):  # fmt: skip
+        args = (stride, padding, dilation, groups, "zeros", output_padding, weight_attr, bias_attr, data_format)
+        super().__init__(F.conv2d_transpose, 2, True, in_channels, out_channels, kernel_size, *args)
+
+
+class Conv3DTranspose(_ConvTranspose):
+    """conv3d_transpose of x [N, C, D, H, W] (or NDHWC); forward(x, output_size=None)."""
+
+    def __init__(
+        self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, dilation=1,
+        groups=1, weight_attr=None, bias_attr=None, data_format="NCDHW",
+    ):  # fmt: skip
+        args = (stride, padding, dilation, groups, "zeros", output_padding, weight_attr, bias_attr, data_format)
+        super().__init__(F.conv3d_transpose, 3, True, in_channels, out_channels, kernel_size, *args)
