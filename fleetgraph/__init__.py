@@ -33,6 +33,7 @@ from .dygraph.tensor import Tensor, is_tensor, to_tensor
 from .executor import CPUPlace, CUDAPlace, Executor, Scope, global_scope
 from .executor import seed as _seed_generator
 from .executor.place import is_compiled_with_cuda
+from .hapi import Model, callbacks, summary
 from .inspect.report import build_report as _build_report
 from .ir import FleetgraphError, Program, default_main_program, default_startup_program
 from .jit.api import trace_for_export as _trace_for_export
@@ -153,6 +154,9 @@ __all__ = [
     "static",
     "vision",
     "amp",
+    "Model",
+    "callbacks",
+    "summary",
     "onnx",
     "text",
     "tensor",

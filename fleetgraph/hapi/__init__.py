@@ -1,0 +1,7 @@
+"""`paddle.Model`, `paddle.summary` and `paddle.callbacks` (Paddle 2.0's high-level API)."""
+
+from . import callbacks
+from .model import Model
+from .summary import summary
+
+__all__ = ["Model", "callbacks", "summary"]
