@@ -16,6 +16,7 @@ B = np.array([[True, False, True], [False, False, True]])
 C = np.array([[False, False, True], [True, False, False]])
 I = np.array([7, 9, 5, 12], "int64")  # noqa: E741
 J = np.array([3, 4, 5, 5], "int64")
+A = X @ X.T + np.eye(2, dtype="float32")  # symmetric positive-definite
 SPECIAL = np.array([1.0, math.inf, -math.inf, math.nan, -2.0], "float32")
 
 
@@ -133,6 +134,13 @@ CASES = {
     "norm 0": (lambda x: paddle.norm(x, p=0), [np.array([1.0, 0.0, -2.0], "float32")], np.array([2.0], "float32")),
     "norm p over two axes": (lambda x: paddle.norm(x, p=1, axis=[0, 1]), [X], np.array([np.abs(X).sum()], "float32")),
     "t": (paddle.t, [X], X.T),
+    "cholesky": (paddle.cholesky, [A], np.linalg.cholesky(A)),
+    "cholesky upper": (
+        lambda a: paddle.cholesky(a, upper=True),
+        [np.stack([A, 2 * A])],
+        np.linalg.cholesky(np.stack([A, 2 * A])).transpose(0, 2, 1),
+    ),
+    "inverse": (paddle.inverse, [A], np.linalg.inv(A)),
     # Paddle 2.0's documented example: [1, 2, 1] in 4 bins over [0, 3]
     "histogram": (
         lambda x: paddle.histogram(x, bins=4, min=0, max=3),

@@ -14,7 +14,7 @@ from ..ops.products import DEFAULT_DIM
 from ..tensor_api import matmul, transpose  # noqa: F401  (their first home)
 from .math import pow, sqrt
 
-__all__ = ["matmul", "dot", "norm", "transpose", "dist", "t", "cross", "bmm", "histogram", "mv"]
+__all__ = ["matmul", "dot", "norm", "transpose", "dist", "t", "cross", "bmm", "histogram", "mv", "cholesky"]
 
 
 def _vector_norm(x, p: float, axis, keepdim: bool):
@@ -60,6 +60,14 @@ def cross(x, y, axis=None, name=None):
     """The cross product of 3-vectors along `axis` (None: the first axis of size 3)."""
     attrs = {"dim": DEFAULT_DIM if axis is None else int(axis)}
     return bind("cross", {"X": [x], "Y": [y]}, attrs, name=name)
+
+
+def cholesky(x, upper=False, name=None):
+    """The Cholesky factor of each symmetric positive-definite matrix of x [*, M, M]: L with
+    x = L L^T, or U with x = U^T U when `upper`."""
+    if not isinstance(upper, bool):
+        raise TypeError(f"cholesky: upper expected a bool, got {type(upper).__name__}")
+    return bind("cholesky", {"X": [x]}, {"upper": upper}, name=name)
 
 
 def mv(x, vec, name=None):

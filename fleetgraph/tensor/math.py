@@ -49,7 +49,7 @@ __all__ = [
     "round", "rsqrt", "scale", "sign", "sin", "sinh", "sqrt", "square", "stanh", "sum", "tanh", "tanh_",
     "add_n", "max", "maximum", "min", "minimum", "mm", "divide", "floor_divide", "remainder", "mod",
     "floor_mod", "multiply", "add", "subtract", "log1p", "erf", "addmm", "clip", "trace", "kron",
-    "isfinite", "isinf", "isnan", "broadcast_shape", "conj",
+    "isfinite", "isinf", "isnan", "broadcast_shape", "conj", "inverse",
 ]  # fmt: skip
 
 
@@ -215,6 +215,11 @@ def increment(x, value=1.0, name=None):
 def broadcast_shape(x_shape, y_shape):
     """The shape x_shape and y_shape broadcast to, as a list."""
     return list(np.broadcast_shapes(tuple(x_shape), tuple(y_shape)))
+
+
+def inverse(x, name=None):
+    """The inverse of each square matrix of x [*, M, M] (float32 or float64)."""
+    return bind("inverse", {"Input": [x]}, out_slot="Output", name=name)
 
 
 def conj(x, name=None):
