@@ -130,3 +130,48 @@ def test_reduce_on_plateau_in_max_mode_takes_tensors_and_stops_at_min_lr():
     with pytest.raises(ValueError, match="gamma should be < 1.0"):
         paddle.optimizer.lr.ReduceOnPlateau(1.0, factor=1.0)
     assert paddle.optimizer.lr.Tensor is paddle.Tensor
+
+
+def test_auto_cast_on_a_cpu_place_warns_and_keeps_float32():
+    lin = _linear()
+    x = paddle.to_tensor(_X)
+    with pytest.warns(UserWarning, match="amp_guard can only be enabled on CUDAPlace, current place is CPUPlace"):
+        with paddle.amp.auto_cast(custom_white_list={"elementwise_add"}):
+            out = lin(x) + lin(x)
+    assert out.dtype == paddle.float32
+    np.testing.assert_allclose(out.numpy(), 2 * (_X @ _W0 + 0.5), rtol=1e-6)
+    with paddle.amp.auto_cast(enable=False):
+        assert lin(x).dtype == paddle.float32
+    with pytest.raises(ValueError, match="Custom white list overlap custom black list"):
+        paddle.amp.auto_cast(custom_white_list={"conv2d"}, custom_black_list=["conv2d"])
+
+
+def test_auto_cast_and_grad_scaler_are_dygraph_only():
+    paddle.enable_static()
+    with pytest.raises(AssertionError, match="We only support 'amp_guard\\(\\)' in dynamic graph mode"):
+        paddle.amp.auto_cast()
+    with pytest.raises(ValueError, match="not in imperative mode"):
+        paddle.amp.GradScaler()
+
+
+def test_grad_scaler_on_a_cpu_place_is_disabled_as_paddles():
+    lin = _linear()
+    opt = paddle.optimizer.SGD(0.1, parameters=lin.parameters())
+    with pytest.warns(UserWarning, match="AmpScaler can only be enabled on CUDAPlace"):
+        scaler = paddle.amp.GradScaler(init_loss_scaling=1024)
+    loss = lin(paddle.to_tensor(_X)).mean()
+    scaled = scaler.scale(loss)
+    assert scaled is loss  # not multiplied by 1024: the scaler is off
+    scaled.backward()
+    grad = lin.weight.grad.numpy()
+    scaler.minimize(opt, scaled)
+    np.testing.assert_allclose(lin.weight.numpy(), _W0 - 0.1 * grad, rtol=1e-6)
+    # an overflowing loss is not skipped: its inf gradient reaches the parameters, as on Paddle's CPU build
+    opt.clear_grad()
+    with np.errstate(over="ignore", invalid="ignore"):
+        huge = scaler.scale(lin(paddle.to_tensor(_X * 1e38)).sum() * 1e38)
+        huge.backward()
+        scaler.minimize(opt, huge)
+    assert not np.isfinite(lin.weight.numpy()).all()
+    with pytest.raises(TypeError, match="AmpScaler.scale"):
+        scaler.scale(1.0)
