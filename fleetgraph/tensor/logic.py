@@ -29,7 +29,7 @@ __all__ = [
 def equal_all(x, y, name=None):
     """A bool [1]: whether x and y have one shape and equal elements."""
     if list(x.shape) != list(y.shape):
-        return full([1], False, "bool")
+        return full([1], False, "bool", name=name)
     return layers.reduce_all(layers.equal(x, y), name=name)
 
 

@@ -208,7 +208,8 @@ def isfinite(x, name=None):
 
 
 def increment(x, value=1.0, name=None):
-    """x + value for a one-element x, written into x itself (Paddle's step counter)."""
+    """x + value for a one-element x, written into x itself (Paddle's step counter); `name` names
+    nothing, as in Paddle, whose output is x."""
     return layers.increment(x, value)
 
 
@@ -224,7 +225,7 @@ def inverse(x, name=None):
 
 def conj(x, name=None):
     """The complex conjugate of x: a copy for the real dtypes (fleetgraph has no complex ones)."""
-    return layers.assign(x)
+    return bind("assign", {"X": [x]}, name=name)
 
 
 # as Paddle 2.0's monkey_patch_math_varbase: each function of the family is a Tensor method too

@@ -4,6 +4,7 @@ axes, numel, and median (composed of topk and slice, as Paddle 2.0 computes it).
 from __future__ import annotations
 
 from .. import layers
+from ..dygraph.dispatch import bind
 from ..tensor_api import mean, topk  # noqa: F401  (paddle.mean's first home)
 from .math import clip, sqrt
 
@@ -12,7 +13,7 @@ __all__ = ["mean", "std", "var", "numel", "median"]
 
 def numel(x, name=None):
     """An int64 [1]: the number of elements of x."""
-    return layers.size(x)
+    return bind("size", {"Input": [x]}, dtype="int64", name=name)
 
 
 def var(x, axis=None, unbiased=True, keepdim=False, name=None):
