@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import warnings
 
-from ..dygraph.tensor import Tensor
 from ..dygraph import mode
+from ..dygraph.tensor import Tensor
 
 
 class GradScaler:
