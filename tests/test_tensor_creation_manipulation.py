@@ -177,6 +177,9 @@ def test_nonzero_where_masked_select():
     _equal(same, np.where(x > 2.5, x, 9))
     _equal(broadcast, np.where(x > 2.5, x, 9))
     _equal(selected, x[x > 1.5])
+    columns = _both(lambda x: paddle.nonzero(x, as_tuple=True), A > 20)
+    for got, want in zip(columns, np.nonzero(A > 20), strict=True):
+        _equal(got, want[:, None])
 
 
 # -- manipulation ---------------------------------------------------------------------------------

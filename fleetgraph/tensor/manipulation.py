@@ -8,6 +8,7 @@ Paddle 2.0's dygraph ones; on static Variables they build the out-of-place op, a
 
 from __future__ import annotations
 
+from .. import tensor_api
 from ..dygraph.tensor import Tensor
 from ..ir.program import Variable
 from ..layers import indexing, tensor_shape
@@ -210,5 +211,18 @@ def crop(x, shape=None, offsets=None, name=None):
     return indexing.crop_tensor(x, shape, offsets, name)
 
 
-# Paddle 2.0's Tensor has every function of this family as a method
-TENSOR_METHODS: dict = {name: globals()[name] for name in __all__ if name != "broadcast_shape"}
+# Paddle 2.0's Tensor has every function of this family as a method, tensor_api's among them
+TENSOR_METHODS: dict = {
+    **{name: globals()[name] for name in __all__ if name != "broadcast_shape"},
+    **{
+        f.__name__: f
+        for f in (
+            tensor_api.cast,
+            tensor_api.concat,
+            tensor_api.flatten,
+            tensor_api.reshape,
+            tensor_api.split,
+            tensor_api.transpose,
+        )
+    },
+}

@@ -4,6 +4,7 @@ ops/manipulation.py and ops/indexing.py (topk is tensor_api's)."""
 
 from __future__ import annotations
 
+from .. import tensor_api
 from ..dygraph.dispatch import bind
 from ..ir.dtypes import convert_dtype
 from ..layers import indexing
@@ -61,8 +62,12 @@ def index_sample(x, index):
 
 
 def nonzero(x, as_tuple=False):
-    """The int64 coordinates [N, rank] of x's nonzero entries; as_tuple: one [N, 1] column per axis."""
-    return indexing.nonzero(x, as_tuple)
+    """The int64 coordinates [N, rank] of x's nonzero entries; as_tuple: one [N, 1] column per axis
+    (Paddle 2.0.0 slices the column along axis rank - 1, which fails past rank 2; here axis 1)."""
+    coords = bind("where_index", {"Condition": [x]}, dtype="int64")
+    if not as_tuple:
+        return coords
+    return tuple(indexing.slice(coords, [1], [i], [i + 1]) for i in range(len(x.shape)))
 
 
 def where(condition, x, y, name=None):
@@ -82,5 +87,7 @@ def masked_select(x, mask, name=None):
     return bind("gather_nd", {"X": [x], "Index": [coords]}, name=name)
 
 
-TENSOR_METHODS: dict = {f.__name__: f for f in (argmax, argmin, argsort, sort, index_select, index_sample, nonzero,
-                                                where, masked_select)}  # fmt: skip
+TENSOR_METHODS: dict = {
+    f.__name__: f
+    for f in (argmax, argmin, argsort, sort, index_select, index_sample, nonzero, where, masked_select, tensor_api.topk)
+}
