@@ -186,9 +186,13 @@ def test_in_place_functions_update_the_tensor_itself():
     x = paddle.to_tensor(X.copy())
     assert paddle.tanh_(x) is x
     np.testing.assert_allclose(x.numpy(), np.tanh(X), rtol=1e-6)
+
+
+def test_increment_is_a_new_tensor_eagerly_and_updates_the_variable_in_a_program():
     step = paddle.to_tensor(np.array([1.0], "float32"))
-    paddle.increment(step, 2.0)
-    np.testing.assert_allclose(step.numpy(), [3.0])
+    np.testing.assert_allclose(paddle.increment(step, 2.0).numpy(), [3.0])
+    np.testing.assert_allclose(step.numpy(), [1.0])
+    assert _static(lambda v: paddle.increment(v, 2.0), [np.array([1.0], "float32")]).tolist() == [3.0]
 
 
 def test_broadcast_shape_is_numpys():

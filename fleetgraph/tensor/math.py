@@ -9,6 +9,7 @@ import numpy as np
 
 from .. import layers
 from ..dygraph.dispatch import bind
+from ..dygraph.tensor import Tensor
 from ..layers.indexing import multiplex  # noqa: F401  (2.0's paddle.multiplex is Fluid's)
 from ..layers.math import mul  # noqa: F401  (2.0's paddle.mul is Fluid's)
 from ..layers.pointwise import (  # noqa: F401  (the 2.0 functions of these names are Fluid's layers)
@@ -208,8 +209,10 @@ def isfinite(x, name=None):
 
 
 def increment(x, value=1.0, name=None):
-    """x + value for a one-element x, written into x itself (Paddle's step counter); `name` names
-    nothing, as in Paddle, whose output is x."""
+    """x + value for a one-element x: a new Tensor in dynamic mode (x unchanged, as Paddle 2.0's
+    core.ops.increment), x itself updated in a static program (Paddle's step counter)."""
+    if isinstance(x, Tensor):
+        return bind("increment", {"X": [x]}, {"step": float(value)}, name=name)
     return layers.increment(x, value)
 
 
