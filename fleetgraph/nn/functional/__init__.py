@@ -39,54 +39,13 @@ def linear(x, weight, bias=None, name=None):
     return bind("elementwise_add", {"X": [out], "Y": [bias]}, {"axis": -1})
 
 
-def batch_norm(
-    x,
-    running_mean,
-    running_var,
-    weight,
-    bias,
-    training=False,
-    momentum=0.9,
-    epsilon=1e-05,
-    data_format="NCHW",
-    use_global_stats=None,
-    name=None,
-):
-    """Batch statistics while training (updating the running ones in place), the running ones in eval."""
-    from ...layers.helper import LayerHelper
-
-    helper = LayerHelper("batch_norm", name, inputs=x)
-    out = helper.create_variable_for_type_inference(x.dtype)
-    saved_mean = helper.create_variable_for_type_inference(x.dtype, stop_gradient=True)
-    saved_var = helper.create_variable_for_type_inference(x.dtype, stop_gradient=True)
-    helper.append_op(
-        "batch_norm",
-        {"X": [x], "Scale": [weight], "Bias": [bias], "Mean": [running_mean], "Variance": [running_var]},
-        {
-            "Y": [out],
-            "MeanOut": [running_mean],
-            "VarianceOut": [running_var],
-            "SavedMean": [saved_mean],
-            "SavedVariance": [saved_var],
-        },
-        {
-            "momentum": float(momentum),
-            "epsilon": float(epsilon),
-            "is_test": not training,
-            "data_layout": "NCHW" if data_format in ("NCHW", "NCL", "NC") else "NHWC",
-            "use_global_stats": bool(use_global_stats) if use_global_stats is not None else False,
-        },
-    )
-    return out
-
-
 def flatten(x, start_axis=1, stop_axis=-1, name=None):
     from ...tensor_api import flatten as _flatten
 
     return _flatten(x, start_axis, stop_axis, name)
 
 
-__all__ += ["batch_norm", "flatten", "linear"]
+__all__ += ["flatten", "linear"]
 
 # Paddle's submodules, each listing its own names
 from . import activation, common, conv, extension, input, loss, norm, pooling, vision  # noqa: E402

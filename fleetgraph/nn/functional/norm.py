@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from ...dygraph.dispatch import bind
 from ...ir.errors import FleetgraphError
+from ...layers.helper import LayerHelper
 
-__all__ = ["instance_norm", "layer_norm", "local_response_norm", "normalize"]
+__all__ = ["batch_norm", "instance_norm", "layer_norm", "local_response_norm", "normalize"]
 
 _FLOAT32_MAX = 3.4028234663852886e38
 
@@ -106,3 +107,42 @@ def local_response_norm(x, size, alpha=1e-4, beta=0.75, k=1.0, data_format="NCHW
     div = bind("scale", {"X": [div]}, {"scale": float(alpha), "bias": float(k), "bias_after_scale": True})
     div = bind("pow", {"X": [div]}, {"factor": float(beta)})
     return bind("elementwise_div", {"X": [x], "Y": [div]}, {"axis": -1}, name=name)
+
+
+def batch_norm(
+    x,
+    running_mean,
+    running_var,
+    weight,
+    bias,
+    training=False,
+    momentum=0.9,
+    epsilon=1e-05,
+    data_format="NCHW",
+    use_global_stats=None,
+    name=None,
+):
+    """Batch statistics while training (updating the running ones in place), the running ones in eval."""
+    helper = LayerHelper("batch_norm", name, inputs=x)
+    out = helper.create_variable_for_type_inference(x.dtype)
+    saved_mean = helper.create_variable_for_type_inference(x.dtype, stop_gradient=True)
+    saved_var = helper.create_variable_for_type_inference(x.dtype, stop_gradient=True)
+    helper.append_op(
+        "batch_norm",
+        {"X": [x], "Scale": [weight], "Bias": [bias], "Mean": [running_mean], "Variance": [running_var]},
+        {
+            "Y": [out],
+            "MeanOut": [running_mean],
+            "VarianceOut": [running_var],
+            "SavedMean": [saved_mean],
+            "SavedVariance": [saved_var],
+        },
+        {
+            "momentum": float(momentum),
+            "epsilon": float(epsilon),
+            "is_test": not training,
+            "data_layout": "NCHW" if data_format in ("NC", "NCL", "NCHW", "NCDHW") else "NHWC",
+            "use_global_stats": bool(use_global_stats) if use_global_stats is not None else False,
+        },
+    )
+    return out
