@@ -67,6 +67,11 @@ CASES = {
     "prod": (paddle.prod, [X], np.prod(X, keepdims=True).reshape([1])),
     "prod axis keepdim": (lambda x: paddle.prod(x, 1, keepdim=True), [X], np.prod(X, 1, keepdims=True)),
     "logsumexp": (lambda x: paddle.logsumexp(x, axis=1), [X], np.log(np.exp(X).sum(1))),
+    "logsumexp large": (
+        paddle.logsumexp,
+        [np.array([1000.0, 1000.0], "float32")],
+        np.array([1000 + math.log(2)], "float32"),
+    ),
     "max": (paddle.max, [X], np.array([3.0], "float32")),
     "max axis": (lambda x: paddle.max(x, axis=0), [X], X.max(0)),
     "min axes keepdim": (lambda x: paddle.min(x, axis=[0, 1], keepdim=True), [X], X.min(keepdims=True)),

@@ -125,8 +125,12 @@ def prod(x, axis=None, keepdim=False, dtype=None, name=None):
 
 
 def logsumexp(x, axis=None, keepdim=False, name=None):
-    """log(sum(exp(x))) over axis (all when None)."""
-    return layers.logsumexp(x, _axes(axis), keepdim, name=name)
+    """log(sum(exp(x))) over axis (all when None), computed as Paddle 2.0's kernel does, after
+    subtracting the largest element, so that large x gives no overflow."""
+    dims = _axes(axis)
+    peak = layers.reduce_max(x, dims, keep_dim=True)
+    total = layers.reduce_sum(exp(subtract(x, peak)), dims, keep_dim=keepdim)
+    return add(log(total), layers.reduce_max(x, dims, keep_dim=keepdim), name=name)
 
 
 def cumsum(x, axis=None, dtype=None, name=None):
