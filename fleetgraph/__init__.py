@@ -25,18 +25,22 @@ from . import (
     utils,
     vision,
 )
+from .device_state import get_cuda_rng_state, get_cudnn_version, is_compiled_with_xpu, set_cuda_rng_state
 from .distributed import DataParallel
 from .dygraph.device import get_device, set_device
 from .dygraph.mode import disable_static, enable_static, in_dynamic_mode, no_grad
 from .dygraph.save_load import load, save
-from .dygraph.tensor import Tensor, is_tensor, to_tensor
+from .dygraph.tensor import Tensor, is_tensor, set_printoptions, to_tensor
 from .executor import CPUPlace, CUDAPlace, Executor, Scope, global_scope
 from .executor import seed as _seed_generator
-from .executor.place import is_compiled_with_cuda
+from .executor.place import CUDAPinnedPlace, is_compiled_with_cuda
+from .fluid.dygraph.base import grad
 from .hapi import Model, callbacks, summary
 from .inspect.report import build_report as _build_report
 from .ir import FleetgraphError, Program, default_main_program, default_startup_program
 from .jit.api import trace_for_export as _trace_for_export
+from .layers.math import monkey_patch_variable
+from .layers.tensor import create_parameter
 from .param_attr import ParamAttr
 from .reader import batch
 from .tensor import *  # noqa: F401,F403
@@ -68,6 +72,7 @@ from .tensor_api import (
     transpose,
     zeros,
 )
+from .tensor_api import monkey_patch_varbase as monkey_patch_math_varbase
 from .transpiler.dump import set_report_renderer as _set_report_renderer
 
 __version__ = "0.1.0"
@@ -154,6 +159,16 @@ __all__ = [
     "static",
     "vision",
     "amp",
+    "CUDAPinnedPlace",
+    "create_parameter",
+    "get_cuda_rng_state",
+    "get_cudnn_version",
+    "grad",
+    "is_compiled_with_xpu",
+    "monkey_patch_math_varbase",
+    "monkey_patch_variable",
+    "set_cuda_rng_state",
+    "set_printoptions",
     "Model",
     "callbacks",
     "summary",
@@ -169,3 +184,8 @@ __all__ = [
     "utils",
     "zeros",
 ]
+
+# Paddle names fleetgraph does not have raise saying why (fleetgraph.absent)
+from . import absent as _absent  # noqa: E402
+
+__getattr__ = _absent.getattr_for(__name__)

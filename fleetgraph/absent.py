@@ -84,6 +84,12 @@ ABSENT: dict[str, str] = {
     "paddle.dataset.uci_housing.feature_range": (
         "draws a matplotlib chart of the features' ranges; fleetgraph does not depend on matplotlib"
     ),
+    **dict.fromkeys(["paddle.real", "paddle.imag"], COMPLEX),
+    "paddle.XPUPlace": "Baidu Kunlun XPU devices: fleetgraph runs on CPUs (and, later, CUDA GPUs)",
+    **dict.fromkeys(
+        ["paddle.set_default_dtype", "paddle.get_default_dtype"],
+        "fleetgraph's floating default is float32 everywhere and cannot be changed (parameters and to_tensor)",
+    ),
     "paddle.fluid.clip.imperative_base": (
         "the clip module's own import of fluid.dygraph.base, which is at its own path; here the clip classes sit "
         "below fluid, so re-exporting it would be an import cycle"

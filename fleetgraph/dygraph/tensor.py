@@ -137,7 +137,7 @@ class Tensor(Variable):
     def __repr__(self) -> str:
         return (
             f"Tensor(shape={self.shape}, dtype={self.dtype}, stop_gradient={self.stop_gradient},\n"
-            f"       {np.array2string(self.numpy(), prefix='       ')})"
+            f"       {np.array2string(self.numpy(), prefix='       ', **_PRINT_OPTIONS)})"
         )
 
     __str__ = __repr__
@@ -217,6 +217,27 @@ class ParamBase(Tensor, Parameter):
 
 
 engine.Tensor = Tensor
+
+_PRINT_OPTIONS: dict = {}  # how Tensors print: numpy.array2string's arguments (set_printoptions)
+
+
+def set_printoptions(precision=None, threshold=None, edgeitems=None, sci_mode=None, linewidth=None) -> None:
+    """How Tensors print, as Paddle 2.0's: digits after the point, the element count beyond which
+    they are summarized, the items kept at each edge, scientific notation on or off, line width."""
+    for name, value in (("precision", precision), ("threshold", threshold), ("edgeitems", edgeitems),
+                        ("max_line_width", linewidth)):  # fmt: skip
+        if value is not None:
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise TypeError(f"set_printoptions: {name} expected an int, got {value!r}")
+            _PRINT_OPTIONS[name] = value
+    if sci_mode is not None:
+        digits = _PRINT_OPTIONS.get("precision", 8)
+        _PRINT_OPTIONS.pop("formatter", None)
+        _PRINT_OPTIONS.pop("suppress_small", None)
+        if sci_mode:
+            _PRINT_OPTIONS["formatter"] = {"float_kind": lambda x: f"{x:.{digits}e}"}
+        else:
+            _PRINT_OPTIONS["suppress_small"] = True
 
 
 def to_tensor(data, dtype=None, place=None, stop_gradient: bool = True) -> Tensor:
