@@ -313,3 +313,34 @@ def test_unfold_gather_tree_and_temporal_shift_are_the_fluid_layers():
     ids = paddle.to_tensor(np.array([[[2, 2]], [[6, 1]]], "int64"))
     parents = paddle.to_tensor(np.array([[[0, 0]], [[1, 0]]], "int64"))
     np.testing.assert_array_equal(F.gather_tree(ids, parents).numpy()[:, 0], [[2, 2], [6, 1]])
+
+
+# -- initializers -----------------------------------------------------------------------------------
+
+
+@modes
+def test_assign_initializer_writes_an_array_a_list_or_a_tensor(mode):
+    value = np.arange(6, dtype="float32").reshape(2, 3)
+
+    def build(x):
+        init = nn.initializer.Assign(value if mode == "static" else paddle.to_tensor(value))
+        first = nn.Linear(2, 3, weight_attr=paddle.ParamAttr(initializer=init))
+        second = nn.Linear(2, 3, weight_attr=paddle.ParamAttr(initializer=nn.initializer.Assign(value.tolist())))
+        return first(x), second.weight
+
+    out, weight = run(mode, build, np.ones((1, 2), "float32"))
+    np.testing.assert_array_equal(out, np.ones((1, 2)) @ value)
+    np.testing.assert_array_equal(weight, value)
+    with pytest.raises(TypeError, match="Assign"):
+        nn.initializer.Assign(3.0)
+
+
+def test_initializer_submodules_are_paddles():
+    init = nn.initializer
+    assert init.constant.Constant is init.Constant and init.normal.TruncatedNormal is init.TruncatedNormal
+    assert init.uniform.Uniform is init.Uniform and init.xavier.XavierUniform is init.XavierUniform
+    assert init.kaiming.KaimingNormal is init.KaimingNormal and init.assign.Assign is init.Assign
+    conv = nn.Conv2D(2, 2, 4, weight_attr=paddle.ParamAttr(initializer=init.Bilinear()))
+    # printed by Paddle (its true-division row index makes the quirky rows)
+    want = [[0.0625, 0.28125, 0.375, 0.15625], [0.1875, 0.65625, 0.75, 0.21875]]
+    np.testing.assert_allclose(conv.weight.numpy()[0, 0, :2], want, rtol=1e-6)
