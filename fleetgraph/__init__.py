@@ -35,7 +35,7 @@ from .executor import CPUPlace, CUDAPlace, Executor, Scope, global_scope
 from .executor import seed as _seed_generator
 from .executor.place import CUDAPinnedPlace, is_compiled_with_cuda
 from .fluid.dygraph.base import grad
-from .hapi import Model, callbacks, summary
+from .hapi import Model, callbacks, flops, summary
 from .inspect.report import build_report as _build_report
 from .ir import FleetgraphError, Program, default_main_program, default_startup_program
 from .jit.api import trace_for_export as _trace_for_export
@@ -171,6 +171,7 @@ __all__ = [
     "set_printoptions",
     "Model",
     "callbacks",
+    "flops",
     "summary",
     "onnx",
     "text",

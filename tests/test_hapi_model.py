@@ -76,13 +76,14 @@ def test_checkpoint_early_stopping_and_lr_scheduler_callbacks(tmp_path):
         paddle.callbacks.VisualDL(str(tmp_path))
 
 
-def test_summary_counts_lenets_parameters(capsys):
+def test_summary_and_flops_count_lenets_parameters_and_multiply_adds(capsys):
     paddle.disable_static()
     lenet = nn.Sequential(
         nn.Conv2D(1, 6, 3, stride=1, padding=1), nn.ReLU(), nn.MaxPool2D(2, 2),
         nn.Conv2D(6, 16, 5, stride=1, padding=0), nn.ReLU(), nn.MaxPool2D(2, 2),
         nn.Flatten(), nn.Linear(400, 120), nn.Linear(120, 84), nn.Linear(84, 10),
     )  # fmt: skip
+    assert paddle.flops(lenet, [1, 1, 28, 28]) == 347560  # Paddle 2.0's documented LeNet figure
     info = paddle.summary(lenet, (1, 1, 28, 28))
     assert info == {"total_params": 61610, "trainable_params": 61610}  # Paddle 2.0's documented LeNet figure
     out = capsys.readouterr().out
