@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from . import models
+from . import models, transforms
 from .models import *  # noqa: F401,F403
+from .transforms import *  # noqa: F401,F403
+from .transforms import functional
 
 _BACKENDS = ("pil", "cv2", "tensor")
 _backend = "pil"
@@ -22,4 +24,6 @@ def get_image_backend() -> str:
     return _backend
 
 
-__all__ = ["get_image_backend", "models", "set_image_backend", *models.__all__]
+__all__ = [
+    "functional", "get_image_backend", "models", "set_image_backend", "transforms", *models.__all__, *transforms.__all__
+]  # fmt: skip
