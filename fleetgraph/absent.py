@@ -90,6 +90,10 @@ ABSENT: dict[str, str] = {
         ["paddle.set_default_dtype", "paddle.get_default_dtype"],
         "fleetgraph's floating default is float32 everywhere and cannot be changed (parameters and to_tensor)",
     ),
+    "paddle.distributed.split": (
+        "row- and column-parallel linear and embedding layers across ranks (model parallelism) are not built; "
+        "DataParallel and the collectives are"
+    ),
     "paddle.fluid.clip.imperative_base": (
         "the clip module's own import of fluid.dygraph.base, which is at its own path; here the clip classes sit "
         "below fluid, so re-exporting it would be an import cycle"

@@ -99,3 +99,11 @@ def test_spawn_reports_a_failing_process():
 
 def _fail():
     raise RuntimeError("trainer fails on purpose")
+
+
+def test_fleet_util_is_a_util_base_and_split_says_why():
+    assert isinstance(paddle.distributed.fleet.util, paddle.distributed.fleet.UtilBase)
+    from fleetgraph import absent
+
+    with pytest.raises(absent.NotInFleetgraph, match="model parallelism"):
+        _ = paddle.distributed.split

@@ -1,5 +1,6 @@
 """Distributed training: the Fleet API, role makers, the launcher and the file datasets."""
 
+from .. import absent
 from ..data import InMemoryDataset, QueueDataset
 from ..dygraph.parallel import ParallelEnv, get_rank, get_world_size, init_parallel_env
 from . import fleet
@@ -25,3 +26,5 @@ __all__ = [
     "get_world_size",
     "init_parallel_env",
 ]
+
+__getattr__ = absent.getattr_for(__name__)

@@ -9,6 +9,7 @@ from .base import role_maker
 from .base.distributed_strategy import DistributedStrategy
 from .base.fleet_base import DistributedOptimizer, Fleet
 from .base.role_maker import MPISymetricRoleMaker, PaddleCloudRoleMaker, Role, SlurmRoleMaker, UserDefinedRoleMaker
+from .base.util import UtilBase
 from .data_generator import MultiSlotDataGenerator, MultiSlotStringDataGenerator
 from .instance import fleet
 
@@ -46,6 +47,7 @@ __all__ = [
     "DistributedOptimizer",
     "DistributedStrategy",
     "Fleet",
+    "UtilBase",
     "MultiSlotDataGenerator",
     "MPISymetricRoleMaker",
     "MultiSlotStringDataGenerator",
