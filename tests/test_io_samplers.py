@@ -5,6 +5,7 @@ DataLoader without feed_list yielding NumPy arrays."""
 from __future__ import annotations
 
 import os
+import time
 
 import numpy as np
 import pytest
@@ -156,3 +157,23 @@ def test_a_static_loader_without_feed_list_yields_numpy_arrays_to_feed():
     assert [b[1].ravel().tolist() for b in listed] == [[0, 1], [4, 9]]
     with pytest.raises(FleetgraphError, match="feed_list"):
         io.DataLoader(Squares(4), batch_size=2, return_list=False)
+
+
+@pytest.mark.parametrize("workers", [0, 2])
+def test_batch_size_none_delivers_each_sample_unstacked(workers):
+    loader = io.DataLoader(Squares(4), batch_size=None, num_workers=workers)
+    assert len(loader) == 4 and loader.collate_fn is None
+    samples = [[t.numpy().tolist() for t in s] for s in loader]
+    assert samples == [[[i], [i * i]] for i in range(4)]
+    streamed = [s[0].numpy().tolist() for s in io.DataLoader(Range(0, 3), batch_size=None, num_workers=workers)]
+    assert sorted(streamed) == [[0], [1], [2]]
+
+
+def test_a_worker_that_answers_no_batch_within_timeout_is_an_error():
+    class Slow(Squares):
+        def __getitem__(self, i):
+            time.sleep(1)
+            return super().__getitem__(i)
+
+    with pytest.raises(RuntimeError, match="no batch from the workers in 0.3 s"):
+        list(io.DataLoader(Slow(2), batch_size=1, num_workers=1, timeout=0.3))

@@ -73,7 +73,7 @@ class MapDataLoader:
             raise FleetgraphError(
                 f"DataLoader: num_workers={num_workers}, timeout={timeout}; expected values not negative"
             )
-        self.dataset, self.collate_fn = dataset, collate_fn or default_collate_fn
+        self.dataset, self.collate_fn = dataset, collate_fn
         self.return_list, self._dynamic = bool(return_list), in_dynamic_mode()
         self.num_workers, self.timeout, self.worker_init_fn = int(num_workers), timeout, worker_init_fn
         self.feed_list = list(feed_list or [])
@@ -81,23 +81,27 @@ class MapDataLoader:
             raise FleetgraphError(
                 "DataLoader(dataset, return_list=False): feed dicts need variables; expected feed_list=[...]"
             )
-        if isinstance(dataset, IterableDataset):
+        # batch_size=None (and no batch_sampler): each sample is delivered alone, its fields unstacked
+        self.auto_collate_batch = batch_sampler is not None or batch_size is not None
+        self._collate = collate_fn or (default_collate_fn if self.auto_collate_batch else _unchanged)
+        self._iterable, self.batch_sampler = isinstance(dataset, IterableDataset), None
+        if self._iterable:
             if shuffle or batch_sampler is not None:
                 raise FleetgraphError("DataLoader: an IterableDataset is read in order; expected no shuffle or sampler")
-            self.batch_sampler, self._batch_size, self._drop_last = None, int(batch_size), bool(drop_last)
+            self._batch_size, self._drop_last = batch_size, bool(drop_last)
         elif batch_sampler is not None:
             if batch_size != 1 or shuffle or drop_last:
                 raise FleetgraphError(
                     "DataLoader: batch_sampler decides the batches; expected batch_size, shuffle and drop_last unset"
                 )
             self.batch_sampler = batch_sampler
-        else:
+        elif batch_size is not None:
             self.batch_sampler = BatchSampler(dataset, shuffle=shuffle, batch_size=batch_size, drop_last=drop_last)
 
     def __len__(self) -> int:
-        if self.batch_sampler is None:
+        if self._iterable:
             raise FleetgraphTypeError("DataLoader: an IterableDataset has no length")  # TypeError, as len() expects
-        return len(self.batch_sampler)
+        return len(self.batch_sampler) if self.auto_collate_batch else len(self.dataset)
 
     def __iter__(self):
         for batch in self._batches():  # steps 1 and 2
@@ -107,7 +111,10 @@ class MapDataLoader:
         return iter(self)
 
     def _batches(self) -> Iterator:
-        tasks = iter(self.batch_sampler) if self.batch_sampler is not None else itertools.repeat(None)
+        if self._iterable:
+            tasks = itertools.repeat(None)
+        else:
+            tasks = iter(self.batch_sampler if self.auto_collate_batch else range(len(self.dataset)))
         if self.num_workers == 0:
             return _until_drained(self._make_fetch(), tasks)
         return iterate_in_workers(
@@ -115,15 +122,21 @@ class MapDataLoader:
         )
 
     def _make_fetch(self):
-        """The collated batch of a task (a batch's indices; for an IterableDataset, None: the next
-        batch_size samples of this process's own pass over it, StopIteration at its end)."""
-        if self.batch_sampler is not None:
-            return lambda indices: self.collate_fn([self.dataset[i] for i in indices])
-        batches = _in_batches(iter(self.dataset), self._batch_size, self._drop_last)
-        return lambda _: self.collate_fn(next(batches))
+        """The collated batch of a task: a batch's indices, or one index without auto-collation; for an
+        IterableDataset, None: the next batch (or sample) of this process's own pass over it,
+        StopIteration at its end."""
+        collate, dataset = self._collate, self.dataset
+        if not self._iterable:
+            if self.auto_collate_batch:
+                return lambda indices: collate([dataset[i] for i in indices])
+            return lambda index: collate(dataset[index])
+        samples = iter(dataset)
+        if self.auto_collate_batch:
+            samples = _in_batches(samples, int(self._batch_size), self._drop_last)
+        return lambda _: collate(next(samples))
 
     def _deliver(self, batch):
-        fields = batch if isinstance(batch, list) else [batch]
+        fields = list(batch) if isinstance(batch, (list, tuple)) else [batch]
         if self._dynamic:
             return [Tensor(np.asarray(f)) if not isinstance(f, dict) else f for f in fields]
         if not self.feed_list:
@@ -146,6 +159,10 @@ def _in_batches(samples: Iterator, batch_size: int, drop_last: bool) -> Iterator
         if len(batch) < batch_size and drop_last:
             return
         yield batch
+
+
+def _unchanged(sample):
+    return sample
 
 
 def _until_drained(fetch, tasks: Iterator) -> Iterator:
