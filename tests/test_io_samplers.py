@@ -176,4 +176,4 @@ def test_a_worker_that_answers_no_batch_within_timeout_is_an_error():
             return super().__getitem__(i)
 
     with pytest.raises(RuntimeError, match="no batch from the workers in 0.3 s"):
-        list(io.DataLoader(Slow(2), batch_size=1, num_workers=1, timeout=0.3))
+        list(io.DataLoader(Slow(1), batch_size=1, num_workers=1, timeout=0.3))
