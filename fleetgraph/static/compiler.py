@@ -16,6 +16,11 @@ def cpu_places(device_count=None) -> list:
     return [CPUPlace()] * (device_count or cpu_num())
 
 
+def xpu_places(device_ids=None) -> list:
+    """Paddle's XPU (Baidu Kunlun) places; as in a Paddle build without XPU support, an error."""
+    raise AssertionError("Not compiled with XPU (fleetgraph has no XPU places; use cpu_places())")
+
+
 class BuildStrategy:
     """How a data-parallel program is built. reduce_strategy: AllReduce (every replica updates every
     parameter) or Reduce (one owner per parameter, then a broadcast): in one process both give the
