@@ -45,7 +45,14 @@ def multiply(x, y, name=None):
     return layers.elementwise_mul(x, y, name=name)
 
 
+_INTS = ("uint8", "int8", "int16", "int32", "int64")
+
+
 def divide(x, y, name=None):
+    """x / y elementwise; of integers the quotient truncated toward zero, as Paddle 2.0's integer
+    DivFunctor (C++'s a / b), which the elementwise_floordiv op computes."""
+    if x.dtype in _INTS:
+        return layers.elementwise_floordiv(x, y, name=name)
     return layers.elementwise_div(x, y, name=name)
 
 
@@ -126,11 +133,21 @@ def _operand(other, like: Tensor) -> Tensor:
     return other if isinstance(other, Tensor) else Tensor(np.asarray(other, dtype=like.value.dtype))
 
 
+def _floated(self: Tensor) -> Tensor:
+    """An integer Tensor as float32: Paddle 2.0's operators cast it so before a float operand, or
+    any number it is divided by or divides."""
+    return layers.cast(self, "float32") if self.value.dtype.name in _INTS else self
+
+
+def _scaled(self: Tensor, scale: float, bias: float) -> Tensor:
+    return _scale(self, attrs={"scale": scale, "bias": bias, "bias_after_scale": True})
+
+
 def _add_(self, other):
     if isinstance(other, Tensor):
         return _add(self, other)
     if isinstance(other, (int, float)):
-        return _scale(self, attrs={"scale": 1.0, "bias": float(other), "bias_after_scale": True})
+        return _scaled(_floated(self) if isinstance(other, float) else self, 1.0, float(other))
     return _add(self, _operand(other, self))
 
 
@@ -138,13 +155,13 @@ def _sub_(self, other):
     if isinstance(other, Tensor):
         return _sub(self, other)
     if isinstance(other, (int, float)):
-        return _scale(self, attrs={"scale": 1.0, "bias": -float(other), "bias_after_scale": True})
+        return _scaled(_floated(self) if isinstance(other, float) else self, 1.0, -float(other))
     return _sub(self, _operand(other, self))
 
 
 def _rsub_(self, other):
     if isinstance(other, (int, float)):
-        return _scale(self, attrs={"scale": -1.0, "bias": float(other), "bias_after_scale": True})
+        return _scaled(_floated(self) if isinstance(other, float) else self, -1.0, float(other))
     return _sub(_operand(other, self), self)
 
 
@@ -152,16 +169,22 @@ def _mul_(self, other):
     if isinstance(other, Tensor):
         return _mul(self, other)
     if isinstance(other, (int, float)):
-        return _scale(self, attrs={"scale": float(other), "bias": 0.0, "bias_after_scale": True})
+        return _scaled(_floated(self) if isinstance(other, float) else self, float(other), 0.0)
     return _mul(self, _operand(other, self))
 
 
 def _truediv_(self, other):
     if isinstance(other, Tensor):
-        return _div(self, other)
+        return divide(self, other)
     if isinstance(other, (int, float)):
-        return _scale(self, attrs={"scale": 1.0 / float(other), "bias": 0.0, "bias_after_scale": True})
+        return _scaled(_floated(self), 1.0 / float(other), 0.0)
     return _div(self, _operand(other, self))
+
+
+def _rtruediv_(self, other):
+    if isinstance(other, (int, float)):
+        self = _floated(self)
+    return _div(_operand(other, self), self)
 
 
 def _compare(op_type: str):
@@ -182,7 +205,7 @@ _TENSOR_METHODS = {
     "__mul__": _mul_,
     "__rmul__": _mul_,
     "__truediv__": _truediv_,
-    "__rtruediv__": lambda self, other: _div(_operand(other, self), self),
+    "__rtruediv__": _rtruediv_,
     "__pow__": lambda self, other: _pow(self, _operand(other, self)),
     "__rpow__": lambda self, other: _pow(_operand(other, self), self),
     "__neg__": lambda self: _scale(self, attrs={"scale": -1.0, "bias": 0.0, "bias_after_scale": True}),

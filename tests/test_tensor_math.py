@@ -224,3 +224,19 @@ def test_gradients_flow_through_the_composed_functions():
     norm_grad = 3 * P**2 / ((P**3).sum(1, keepdims=True) ** (2 / 3))
     expected = 1 / (P * np.log(2)) + np.sinh(P) + norm_grad
     np.testing.assert_allclose(np.asarray(x.grad), expected, rtol=1e-5)
+
+
+def test_integer_tensors_divide_and_meet_floats_as_paddle_2():
+    a = paddle.to_tensor(np.array([7, -7, 6], "int64"))
+    b = paddle.to_tensor(np.array([2, 2, 4], "int64"))
+    # a number divides after a cast to float32; two integer tensors divide truncating toward zero
+    for value, expected, dtype in (
+        (a / 2, [3.5, -3.5, 3.0], "float32"),
+        (2 / a, [2 / 7, -2 / 7, 1 / 3], "float32"),
+        (a * 1.5, [10.5, -10.5, 9.0], "float32"),
+        (a + 1, [8, -6, 7], "int64"),
+        (a / b, [3, -3, 1], "int64"),
+        (paddle.divide(a, b), [3, -3, 1], "int64"),
+    ):
+        assert value.dtype == dtype
+        np.testing.assert_allclose(value.numpy(), expected, rtol=1e-6)
