@@ -175,3 +175,21 @@ def test_grad_scaler_on_a_cpu_place_is_disabled_as_paddles():
     assert not np.isfinite(lin.weight.numpy()).all()
     with pytest.raises(TypeError, match="AmpScaler.scale"):
         scaler.scale(1.0)
+
+
+def test_reduce_on_plateau_sets_the_static_programs_rate_before_each_run():
+    paddle.enable_static()
+    main, startup = paddle.static.Program(), paddle.static.Program()
+    with paddle.static.program_guard(main, startup):
+        x = paddle.static.data("x", [2, 3], "float32")
+        loss = paddle.fluid.layers.reduce_mean(_linear()(x))
+        sched = paddle.optimizer.lr.ReduceOnPlateau(0.5, patience=0, factor=0.2)
+        paddle.optimizer.SGD(sched).minimize(loss)
+    exe, scope = paddle.static.Executor(paddle.CPUPlace()), paddle.static.Scope()
+    exe.run(startup, scope=scope)
+    rates = []
+    for metric in [1.0, 2.0, 3.0]:
+        (rate,) = exe.run(main, feed={"x": _X}, fetch_list=[sched._var_name], scope=scope)
+        rates.append(float(rate[0]))
+        sched.step(metric)
+    np.testing.assert_allclose(rates, [0.5, 0.5, 0.1], rtol=1e-6)
