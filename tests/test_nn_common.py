@@ -344,3 +344,155 @@ def test_initializer_submodules_are_paddles():
     # printed by Paddle (its true-division row index makes the quirky rows)
     want = [[0.0625, 0.28125, 0.375, 0.15625], [0.1875, 0.65625, 0.75, 0.21875]]
     np.testing.assert_allclose(conv.weight.numpy()[0, 0, :2], want, rtol=1e-6)
+
+
+# -- transformer ------------------------------------------------------------------------------------
+
+
+def _np_softmax(x):
+    e = np.exp(x - x.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+def _np_linear(sd, prefix, x):
+    return x @ sd[f"{prefix}.weight"] + sd[f"{prefix}.bias"]
+
+
+def _np_norm(sd, prefix, x):
+    centred = x - x.mean(-1, keepdims=True)
+    return (
+        centred / np.sqrt((centred**2).mean(-1, keepdims=True) + 1e-5) * sd[f"{prefix}.weight"] + sd[f"{prefix}.bias"]
+    )
+
+
+def _np_attention(sd, prefix, q, kv, heads, mask=None):
+    batch, _, width = q.shape
+
+    def split(t):
+        return t.reshape(batch, -1, heads, width // heads).transpose(0, 2, 1, 3)
+
+    query, key, value = (split(_np_linear(sd, f"{prefix}.{p}_proj", t)) for p, t in (("q", q), ("k", kv), ("v", kv)))
+    product = query @ key.transpose(0, 1, 3, 2) * (width // heads) ** -0.5 + (0 if mask is None else mask)
+    out = (_np_softmax(product) @ value).transpose(0, 2, 1, 3).reshape(batch, -1, width)
+    return _np_linear(sd, f"{prefix}.out_proj", out)
+
+
+def _np_feed_forward(sd, prefix, x):
+    return _np_linear(sd, f"{prefix}.linear2", np.maximum(_np_linear(sd, f"{prefix}.linear1", x), 0))
+
+
+def _np_transformer(sd, src, tgt, heads, tgt_mask):
+    """Paddle 2.0's post-norm Transformer of one encoder and one decoder layer, in NumPy."""
+    enc = "encoder.layers.0"
+    x = _np_norm(sd, f"{enc}.norm1", src + _np_attention(sd, f"{enc}.self_attn", src, src, heads))
+    x = _np_norm(sd, f"{enc}.norm2", x + _np_feed_forward(sd, enc, x))
+    memory = _np_norm(sd, "encoder.norm", x)
+    dec = "decoder.layers.0"
+    y = _np_norm(sd, f"{dec}.norm1", tgt + _np_attention(sd, f"{dec}.self_attn", tgt, tgt, heads, tgt_mask))
+    y = _np_norm(sd, f"{dec}.norm2", y + _np_attention(sd, f"{dec}.cross_attn", y, memory, heads))
+    y = _np_norm(sd, f"{dec}.norm3", y + _np_feed_forward(sd, dec, y))
+    return _np_norm(sd, "decoder.norm", y)
+
+
+# Paddle's Transformer(8, 2, 1, 1, 16).state_dict() keys, in order
+TRANSFORMER_KEYS = (
+    [
+        f"encoder.layers.0.{p}.{w}"
+        for p in (
+            "self_attn.q_proj",
+            "self_attn.k_proj",
+            "self_attn.v_proj",
+            "self_attn.out_proj",
+            "linear1",
+            "linear2",
+            "norm1",
+            "norm2",
+        )
+        for w in ("weight", "bias")
+    ]
+    + ["encoder.norm.weight", "encoder.norm.bias"]
+    + [
+        f"decoder.layers.0.{p}.{w}"
+        for p in (
+            *(f"{a}.{q}_proj" for a in ("self_attn", "cross_attn") for q in ("q", "k", "v", "out")),
+            "linear1",
+            "linear2",
+            "norm1",
+            "norm2",
+            "norm3",
+        )
+        for w in ("weight", "bias")
+    ]
+    + ["decoder.norm.weight", "decoder.norm.bias"]
+)
+
+
+@modes
+def test_transformer_matches_its_numpy_reimplementation(mode):
+    src, tgt = RNG.rand(2, 3, 8).astype("float32"), RNG.rand(2, 4, 8).astype("float32")
+    names = []
+
+    def build(s, t):
+        model = nn.Transformer(8, 2, 1, 1, 16, dropout=0.0)
+        model.eval()
+        state = model.state_dict()
+        names.extend(state)
+        out = model(s, t, tgt_mask=model.generate_square_subsequent_mask(4))
+        return (out, *state.values())
+
+    out, *values = run(mode, build, src, tgt)
+    assert names == TRANSFORMER_KEYS
+    sd = dict(zip(names, values))
+    assert sd["decoder.layers.0.linear1.weight"].shape == (8, 16)
+    mask = np.triu(np.full((4, 4), -np.inf, "float32"), 1)
+    np.testing.assert_allclose(out, _np_transformer(sd, src, tgt, 2, mask), rtol=1e-4, atol=1e-5)
+
+
+@modes
+def test_multi_head_attention_returns_its_weights_and_takes_other_key_widths(mode):
+    q, kv = RNG.rand(2, 3, 8).astype("float32"), RNG.rand(2, 5, 6).astype("float32")
+
+    def build(a, b):
+        attn = nn.MultiHeadAttention(8, 4, kdim=6, vdim=6, need_weights=True)
+        out, weights = attn(a, b, b)
+        return (out, weights, *attn.state_dict().values())
+
+    out, weights, *values = run(mode, build, q, kv)
+    sd = dict(
+        zip([f"{p}_proj.{w}" for p in "qkv" for w in ("weight", "bias")] + ["out_proj.weight", "out_proj.bias"], values)
+    )
+    assert sd["k_proj.weight"].shape == (6, 8) and weights.shape == (2, 4, 3, 5)
+    np.testing.assert_allclose(weights.sum(-1), np.ones((2, 4, 3)), rtol=1e-5)
+    sd = {f"a.{k}": v for k, v in sd.items()}
+    np.testing.assert_allclose(out, _np_attention(sd, "a", q, kv, 4), rtol=1e-4, atol=1e-5)
+
+
+def test_decoder_with_caches_equals_decoding_the_whole_prefix_at_once():
+    paddle.disable_static()
+    layer = nn.TransformerDecoderLayer(8, 2, 16, dropout=0.0, normalize_before=True)
+    decoder = nn.TransformerDecoder(layer, 2)
+    decoder.eval()
+    memory = paddle.to_tensor(RNG.rand(2, 3, 8).astype("float32"))
+    tgt = RNG.rand(2, 4, 8).astype("float32")
+    mask = np.triu(np.full((4, 4), -1e9, "float32"), 1)
+    whole = decoder(paddle.to_tensor(tgt), memory, tgt_mask=paddle.to_tensor(mask)).numpy()
+    cache = decoder.gen_cache(memory)
+    assert isinstance(cache[0][0], nn.MultiHeadAttention.Cache) and cache[0][0].k.shape == [2, 2, 0, 4]
+    steps = []
+    for i in range(4):
+        out, cache = decoder(paddle.to_tensor(tgt[:, i : i + 1]), memory, cache=cache)
+        steps.append(out.numpy())
+    np.testing.assert_allclose(np.concatenate(steps, axis=1), whole, rtol=1e-4, atol=1e-5)
+    assert decoder.layers[1].linear1.weight is not layer.linear1.weight
+    zipped = decoder.gen_cache(memory, do_zip=True)
+    assert len(zipped) == 2 and isinstance(zipped[1][0], nn.MultiHeadAttention.StaticCache)
+
+
+def test_encoder_stacks_fresh_copies_and_refuses_indivisible_heads():
+    paddle.disable_static()
+    layer = nn.TransformerEncoderLayer(8, 2, 16, weight_attr=[None, None], bias_attr=False)
+    encoder = nn.TransformerEncoder(layer, 3, nn.LayerNorm(8))
+    assert len(encoder.layers) == 3 and encoder.layers[2].self_attn.q_proj.bias is None
+    assert encoder(paddle.to_tensor(RNG.rand(2, 3, 8).astype("float32"))).shape == [2, 3, 8]
+    with pytest.raises(ValueError, match="divisible"):
+        nn.MultiHeadAttention(8, 3)
