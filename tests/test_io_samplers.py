@@ -4,6 +4,7 @@ DataLoader without feed_list yielding NumPy arrays."""
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import time
 
@@ -122,7 +123,23 @@ def test_an_iterable_dataset_split_by_worker_info_is_read_once_over():
     assert [int(b[0].numpy()[0, 0]) for b in batches[:2]] == [0, 5]  # round-robin over the workers
 
 
-def test_worker_init_fn_runs_in_each_worker_and_a_workers_error_reaches_the_parent():
+def test_worker_init_fn_runs_once_in_each_worker(tmp_path):
+    def mark(worker_id):
+        (tmp_path / f"worker{worker_id}").write_text(str(io.get_worker_info().num_workers))
+
+    assert len(list(io.DataLoader(Squares(8), batch_size=2, num_workers=3, worker_init_fn=mark))) == 4
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["worker0", "worker1", "worker2"]
+
+
+def test_leaving_a_pass_early_stops_its_workers():
+    batches = iter(io.DataLoader(Squares(40), batch_size=2, num_workers=2))
+    next(batches)
+    assert len(multiprocessing.active_children()) == 2
+    del batches
+    assert multiprocessing.active_children() == []
+
+
+def test_a_workers_error_reaches_the_parent():
     class Broken(Squares):
         def __getitem__(self, i):
             if i == 5:
