@@ -146,7 +146,52 @@ def _config(arguments: dict) -> dict:
     return {k: v for k, v in arguments.items() if k not in ("self", "__class__")}
 
 
-class TransformerEncoderLayer(Layer):
+class _SublayerBlocks(Layer):
+    """What the encoder and decoder layers share: self-attention (and, with three blocks,
+    cross-attention), the feed-forward block, a LayerNorm and a dropout per block, built in Paddle's
+    order so that the state-dict keys and the parameter names are its."""
+
+    def __init__(
+        self,
+        blocks,
+        d_model,
+        nhead,
+        dim_feedforward,
+        dropout,
+        activation,
+        attn_dropout,
+        act_dropout,
+        normalize_before,
+        weight_attr,
+        bias_attr,
+    ) -> None:
+        super().__init__()
+        attn_dropout = dropout if attn_dropout is None else attn_dropout
+        act_dropout = dropout if act_dropout is None else act_dropout
+        self.normalize_before = normalize_before
+        weight_attrs = _convert_param_attr_to_list(weight_attr, blocks)
+        bias_attrs = _convert_param_attr_to_list(bias_attr, blocks)
+        self.self_attn = MultiHeadAttention(
+            d_model, nhead, dropout=attn_dropout, weight_attr=weight_attrs[0], bias_attr=bias_attrs[0]
+        )
+        if blocks == 3:
+            self.cross_attn = MultiHeadAttention(
+                d_model, nhead, dropout=attn_dropout, weight_attr=weight_attrs[1], bias_attr=bias_attrs[1]
+            )
+        self.linear1 = Linear(d_model, dim_feedforward, weight_attrs[-1], bias_attr=bias_attrs[-1])
+        self.dropout = Dropout(act_dropout, mode="upscale_in_train")
+        self.linear2 = Linear(dim_feedforward, d_model, weight_attrs[-1], bias_attr=bias_attrs[-1])
+        for i in range(1, blocks + 1):
+            setattr(self, f"norm{i}", LayerNorm(d_model))
+        for i in range(1, blocks + 1):
+            setattr(self, f"dropout{i}", Dropout(dropout, mode="upscale_in_train"))
+        self.activation = getattr(F, activation)
+
+    def _feed_forward(self, x):
+        return self.linear2(self.dropout(self.activation(self.linear1(x))))
+
+
+class TransformerEncoderLayer(_SublayerBlocks):
     """Self-attention then a feed-forward block (linear1, activation, linear2), each with dropout, a
     residual and a LayerNorm after (before, with normalize_before)."""
 
@@ -164,24 +209,8 @@ class TransformerEncoderLayer(Layer):
         bias_attr=None,
     ) -> None:
         config = _config(locals())
-        super().__init__()
+        super().__init__(2, **config)
         self._config = config
-        attn_dropout = dropout if attn_dropout is None else attn_dropout
-        act_dropout = dropout if act_dropout is None else act_dropout
-        self.normalize_before = normalize_before
-        weight_attrs = _convert_param_attr_to_list(weight_attr, 2)
-        bias_attrs = _convert_param_attr_to_list(bias_attr, 2)
-        self.self_attn = MultiHeadAttention(
-            d_model, nhead, dropout=attn_dropout, weight_attr=weight_attrs[0], bias_attr=bias_attrs[0]
-        )
-        self.linear1 = Linear(d_model, dim_feedforward, weight_attrs[1], bias_attr=bias_attrs[1])
-        self.dropout = Dropout(act_dropout, mode="upscale_in_train")
-        self.linear2 = Linear(dim_feedforward, d_model, weight_attrs[1], bias_attr=bias_attrs[1])
-        self.norm1 = LayerNorm(d_model)
-        self.norm2 = LayerNorm(d_model)
-        self.dropout1 = Dropout(dropout, mode="upscale_in_train")
-        self.dropout2 = Dropout(dropout, mode="upscale_in_train")
-        self.activation = getattr(F, activation)
 
     def forward(self, src, src_mask=None):
         residual = src
@@ -193,7 +222,7 @@ class TransformerEncoderLayer(Layer):
         residual = src
         if self.normalize_before:
             src = self.norm2(src)
-        src = residual + self.dropout2(self.linear2(self.dropout(self.activation(self.linear1(src)))))
+        src = residual + self.dropout2(self._feed_forward(src))
         if not self.normalize_before:
             src = self.norm2(src)
         return src
@@ -221,7 +250,7 @@ class TransformerEncoder(Layer):
         return self.norm(output) if self.norm is not None else output
 
 
-class TransformerDecoderLayer(Layer):
+class TransformerDecoderLayer(_SublayerBlocks):
     """Self-attention, cross-attention over the encoder's memory, then the feed-forward block, each
     with dropout, a residual and a LayerNorm after (before, with normalize_before)."""
 
@@ -239,29 +268,8 @@ class TransformerDecoderLayer(Layer):
         bias_attr=None,
     ) -> None:
         config = _config(locals())
-        super().__init__()
+        super().__init__(3, **config)
         self._config = config
-        attn_dropout = dropout if attn_dropout is None else attn_dropout
-        act_dropout = dropout if act_dropout is None else act_dropout
-        self.normalize_before = normalize_before
-        weight_attrs = _convert_param_attr_to_list(weight_attr, 3)
-        bias_attrs = _convert_param_attr_to_list(bias_attr, 3)
-        self.self_attn = MultiHeadAttention(
-            d_model, nhead, dropout=attn_dropout, weight_attr=weight_attrs[0], bias_attr=bias_attrs[0]
-        )
-        self.cross_attn = MultiHeadAttention(
-            d_model, nhead, dropout=attn_dropout, weight_attr=weight_attrs[1], bias_attr=bias_attrs[1]
-        )
-        self.linear1 = Linear(d_model, dim_feedforward, weight_attrs[2], bias_attr=bias_attrs[2])
-        self.dropout = Dropout(act_dropout, mode="upscale_in_train")
-        self.linear2 = Linear(dim_feedforward, d_model, weight_attrs[2], bias_attr=bias_attrs[2])
-        self.norm1 = LayerNorm(d_model)
-        self.norm2 = LayerNorm(d_model)
-        self.norm3 = LayerNorm(d_model)
-        self.dropout1 = Dropout(dropout, mode="upscale_in_train")
-        self.dropout2 = Dropout(dropout, mode="upscale_in_train")
-        self.dropout3 = Dropout(dropout, mode="upscale_in_train")
-        self.activation = getattr(F, activation)
 
     def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, cache=None):
         residual = tgt
@@ -287,7 +295,7 @@ class TransformerDecoderLayer(Layer):
         residual = tgt
         if self.normalize_before:
             tgt = self.norm3(tgt)
-        tgt = residual + self.dropout3(self.linear2(self.dropout(self.activation(self.linear1(tgt)))))
+        tgt = residual + self.dropout3(self._feed_forward(tgt))
         if not self.normalize_before:
             tgt = self.norm3(tgt)
         return tgt if cache is None else (tgt, (incremental_cache, static_cache))
