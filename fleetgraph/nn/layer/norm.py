@@ -142,9 +142,10 @@ class LayerNorm(Layer):
         shape = [normalized_shape] if isinstance(normalized_shape, int) else list(normalized_shape)
         self._normalized_shape, self._epsilon = shape, epsilon
         size = [math.prod(shape)]
-        self.weight = None
-        if weight_attr is not False:
-            self.weight = self.create_parameter(size, weight_attr, default_initializer=Constant(1.0))
+        one = Constant(1.0)
+        self.weight = (
+            None if weight_attr is False else self.create_parameter(size, weight_attr, default_initializer=one)
+        )
         self.bias = None if bias_attr is False else self.create_parameter(size, bias_attr, is_bias=True)
 
     def forward(self, x):
@@ -162,10 +163,9 @@ class GroupNorm(Layer):
         if data_format != "NCHW":
             raise ValueError(f"GroupNorm: unsupported data layout {data_format!r}; expected 'NCHW'")
         self._groups, self._epsilon = int(num_groups), float(epsilon)
-        self.weight = None
-        if weight_attr is not False:
-            self.weight = self.create_parameter([num_channels], weight_attr, default_initializer=Constant(1.0))
-        self.bias = None if bias_attr is False else self.create_parameter([num_channels], bias_attr, is_bias=True)
+        one, c = Constant(1.0), [num_channels]
+        self.weight = None if weight_attr is False else self.create_parameter(c, weight_attr, default_initializer=one)
+        self.bias = None if bias_attr is False else self.create_parameter(c, bias_attr, is_bias=True)
 
     def forward(self, x):
         inputs = {"X": [x]}
@@ -192,10 +192,9 @@ class _InstanceNormBase(Layer):
         if momentum != 0.9:
             raise NotImplementedError(f"{layer}: momentum={momentum!r}; instance norm keeps no running statistics")
         self._epsilon, self._data_format = epsilon, data_format
-        self.scale = self.bias = None
-        if weight_attr is not False:
-            self.scale = self.create_parameter([num_features], weight_attr, default_initializer=Constant(1.0))
-            self.bias = self.create_parameter([num_features], bias_attr, is_bias=True)
+        affine, c = weight_attr is not False, [num_features]
+        self.scale = self.create_parameter(c, weight_attr, default_initializer=Constant(1.0)) if affine else None
+        self.bias = self.create_parameter(c, bias_attr, is_bias=True) if affine else None
 
     def forward(self, x):
         return F.instance_norm(x, weight=self.scale, bias=self.bias, eps=self._epsilon, data_format=self._data_format)
