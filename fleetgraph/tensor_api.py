@@ -11,6 +11,7 @@ from .dygraph import opfunc
 from .dygraph.dispatch import bind_function
 from .dygraph.mode import eager_guard, in_dynamic_mode
 from .dygraph.tensor import Tensor
+from .ir.dtypes import convert_dtype
 from .layers.math import abs, exp, log, sign, sqrt, square, tanh  # noqa: F401  (the 2.x names are the same)
 from .layers.tensor import fill_constant
 
@@ -27,10 +28,16 @@ def mean(x, axis=None, keepdim=False, name=None):
 
 
 def sum(x, axis=None, dtype=None, keepdim=False, name=None):
-    if axis is None and not keepdim and dtype is None:
+    """The sum of x's elements over axis (all when None); x is cast to `dtype` first, as Paddle 2.0
+    sums in the output dtype, which may not narrow x's (float64 to float32 or int32, int64 to int32)."""
+    if dtype is not None:
+        dtype = convert_dtype(dtype)
+        if (x.dtype, dtype) in (("float64", "float32"), ("float64", "int32"), ("int64", "int32")):
+            raise ValueError(f"sum: x is {x.dtype} but dtype is {dtype}; expected one that holds x's values")
+        x = x if x.dtype == dtype else layers.cast(x, dtype)
+    if axis is None and not keepdim:
         return _sum_all(x, name)
-    out = layers.reduce_sum(x, dim=axis, keep_dim=keepdim, name=name)
-    return out if dtype is None else layers.cast(out, dtype)
+    return layers.reduce_sum(x, dim=axis, keep_dim=keepdim, name=name)
 
 
 def add(x, y, name=None):
@@ -123,8 +130,11 @@ def topk(x, k, axis=None, largest=True, sorted=True, name=None):
 # -- the eager Tensor's operators and methods: this layer's functions, attached to the class here so
 # -- that dygraph/ imports no layer function; operators on Tensors take the op functions (opfunc)
 
-_OPERATORS = ("elementwise_add", "elementwise_sub", "elementwise_mul", "elementwise_div", "elementwise_pow")
-_add, _sub, _mul, _div, _pow = (opfunc.op_function(t) for t in _OPERATORS)
+_OPERATORS = (
+    "elementwise_add", "elementwise_sub", "elementwise_mul", "elementwise_div", "elementwise_pow",
+    "elementwise_floordiv", "elementwise_mod",
+)  # fmt: skip
+_add, _sub, _mul, _div, _pow, _floordiv, _mod = (opfunc.op_function(t) for t in _OPERATORS)
 _scale = opfunc.op_function("scale")
 
 
@@ -187,6 +197,18 @@ def _rtruediv_(self, other):
     return _div(_operand(other, self), self)
 
 
+def _integral(run):
+    """`//` or `%` of a Tensor and a number or Tensor (a float operand casts an integer Tensor to
+    float32 first, as Paddle 2.0's operators)."""
+
+    def operator(self, other):
+        if isinstance(other, float):
+            self = _floated(self)
+        return run(self, _operand(other, self))
+
+    return operator
+
+
 def _compare(op_type: str):
     """An elementwise comparison, as Paddle's Tensor operators are (a bool Tensor)."""
 
@@ -209,6 +231,8 @@ _TENSOR_METHODS = {
     "__pow__": lambda self, other: _pow(self, _operand(other, self)),
     "__rpow__": lambda self, other: _pow(_operand(other, self), self),
     "__neg__": lambda self: _scale(self, attrs={"scale": -1.0, "bias": 0.0, "bias_after_scale": True}),
+    "__floordiv__": _integral(_floordiv),
+    "__mod__": _integral(_mod),
     "__matmul__": lambda self, other: _matmul(self, _operand(other, self)),
     "__eq__": _compare("equal"),
     "__ne__": _compare("not_equal"),

@@ -240,3 +240,18 @@ def test_integer_tensors_divide_and_meet_floats_as_paddle_2():
     ):
         assert value.dtype == dtype
         np.testing.assert_allclose(value.numpy(), expected, rtol=1e-6)
+
+
+def test_floor_division_and_modulo_operators_of_integer_tensors():
+    a = paddle.to_tensor(np.array([7, 9, -6], "int64"))
+    np.testing.assert_array_equal((a // 2).numpy(), [3, 4, -3])
+    np.testing.assert_array_equal((a % paddle.to_tensor(np.array([3, 4, 4], "int64"))).numpy(), [1, 1, 2])
+
+
+def test_sum_adds_in_the_dtype_asked_and_refuses_a_narrower_one():
+    x = paddle.to_tensor(np.array([1.5, 2.25], "float32"))
+    total = paddle.sum(x, dtype="float64")
+    assert total.dtype == "float64"
+    np.testing.assert_allclose(total.numpy(), [3.75])
+    with pytest.raises(ValueError, match="float64 but dtype is float32"):
+        paddle.sum(paddle.to_tensor(np.array([1.0])), dtype="float32")
