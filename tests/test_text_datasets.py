@@ -187,4 +187,6 @@ def test_without_files_the_synthetic_stand_in_is_said_on_stderr(data_home, monke
     train = text.UCIHousing()
     assert "SYNTHETIC" in capsys.readouterr().err
     assert len(train) == int(506 * 0.8) and train[0][0].shape == (13,)
+    with pytest.raises(FleetgraphError, match="the archive has no ./simple-examples/data/ptb.test.txt"):
+        text.Imikolov(data_type="SEQ", mode="test")
     assert text.datasets.UCIHousing is text.UCIHousing

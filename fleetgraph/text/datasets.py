@@ -113,7 +113,13 @@ class Imikolov(_Samples):
         self.data_file, self.min_word_freq = data_file, min_word_freq
         self.word_idx = imikolov.build_dict(min_word_freq)
         kind = imikolov.DataType.NGRAM if self.data_type == "NGRAM" else imikolov.DataType.SEQ
-        self._samples = list(imikolov.reader_creator(self._FILES[self.mode], self.word_idx, window_size, kind)())
+        try:
+            self._samples = list(imikolov.reader_creator(self._FILES[self.mode], self.word_idx, window_size, kind)())
+        except KeyError as e:  # the synthetic stand-in has PTB's train and valid texts only
+            raise FleetgraphError(
+                f"Imikolov(mode={mode!r}): the archive has no {self._FILES[self.mode]}; expected PTB's "
+                "simple-examples.tgz (the synthetic stand-in holds ptb.train.txt and ptb.valid.txt only)"
+            ) from e
 
 
 class Movielens(_Samples):
