@@ -413,3 +413,10 @@ LOSS_LAYERS = [
 def test_loss_layer_calls_its_function_with_its_arguments(layer, args, function, arrays):
     tensors = [paddle.to_tensor(a) for a in arrays]
     np.testing.assert_allclose(layer(**args)(*tensors).numpy(), function(*tensors, **args).numpy(), rtol=1e-6)
+
+
+@both_modes
+def test_cross_entropy_without_softmax_takes_probabilities(mode):
+    probs = _softmax(LOGITS)
+    got = run(mode, lambda p, c: F.cross_entropy(p, c, reduction="none", use_softmax=False), probs, CLASSES)
+    np.testing.assert_allclose(np.squeeze(got[0]), _cross_entropy(LOGITS, CLASSES), rtol=1e-5)

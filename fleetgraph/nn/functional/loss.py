@@ -18,6 +18,7 @@ from ...layers.loss import (
     softmax_with_cross_entropy,
     square_error_cost,
 )
+from ...layers.loss import cross_entropy as _cross_entropy_of_probabilities
 from ...layers.losses import dice_loss, npair_loss
 from ...layers.pointwise import _check
 
@@ -54,18 +55,34 @@ def binary_cross_entropy_with_logits(logit, label, weight=None, reduction="mean"
     return _reduce(out, reduction, name)
 
 
-def cross_entropy(input, label, weight=None, ignore_index=-100, reduction="mean", soft_label=False, axis=-1, name=None):
+def cross_entropy(
+    input,
+    label,
+    weight=None,
+    ignore_index=-100,
+    reduction="mean",
+    soft_label=False,
+    axis=-1,
+    use_softmax=True,
+    name=None,
+):
     """Softmax of `input` along `axis`, then its cross entropy against class indices (label with or
     without the size-1 class axis) or, with soft_label, against distributions; `weight` [C] scales each
     sample by its class's weight. 'mean' divides by the weights picked (or, with an ignore_index other
-    than -100, by the samples not ignored), as Paddle 2.0's."""
+    than -100, by the samples not ignored), as Paddle 2.0's. use_softmax=False (Paddle 2.1's) takes
+    `input` as probabilities already (the cross_entropy op, classes last)."""
     _check_reduction("cross_entropy", reduction)
     in_rank, label_rank = len(input.shape), len(label.shape)
     if in_rank - 1 != label_rank and in_rank != label_rank:
         raise ValueError(f"cross_entropy: label of rank {label_rank}; expected {in_rank - 1} or {in_rank} (input's)")
     if in_rank - 1 == label_rank:
         label = _shape.unsqueeze(label, [axis])
-    out = softmax_with_cross_entropy(input, label, soft_label, ignore_index, axis=axis)
+    if use_softmax:
+        out = softmax_with_cross_entropy(input, label, soft_label, ignore_index, axis=axis)
+    elif axis in (-1, in_rank - 1):
+        out = _cross_entropy_of_probabilities(input, label, soft_label, ignore_index)
+    else:
+        raise NotImplementedError("cross_entropy: use_softmax=False with a class axis other than the last")
     picked = None
     if weight is not None:
         if soft_label or axis not in (-1, in_rank - 1):
