@@ -146,6 +146,17 @@ def test_prelu_layer_learns_its_slopes():
     np.testing.assert_allclose(layer._weight.grad.numpy(), np.minimum(X, 0).sum(1), rtol=1e-5)
 
 
+def test_prelu_layer_learns_its_slopes_in_a_program():
+    def build(x):
+        layer = nn.PReLU(num_parameters=3, init=0.25)
+        (grad,) = paddle.static.gradients(paddle.sum(layer(x)), [layer._weight])
+        return layer(x), grad
+
+    out, grad = run("static", build, X.reshape(1, 3, 5))
+    np.testing.assert_allclose(out[0], np.where(X > 0, X, 0.25 * X), rtol=1e-6)
+    np.testing.assert_allclose(grad, np.minimum(X, 0).sum(1), rtol=1e-5)
+
+
 def test_softplus_gradient_follows_both_pieces():
     x = paddle.to_tensor(X, stop_gradient=False)
     paddle.sum(F.softplus(x, beta=2, threshold=3)).backward()
