@@ -496,3 +496,34 @@ def test_encoder_stacks_fresh_copies_and_refuses_indivisible_heads():
     assert encoder(paddle.to_tensor(RNG.rand(2, 3, 8).astype("float32"))).shape == [2, 3, 8]
     with pytest.raises(ValueError, match="divisible"):
         nn.MultiHeadAttention(8, 3)
+
+
+# -- weight_norm ------------------------------------------------------------------------------------
+
+
+def test_weight_norm_splits_a_weight_into_norms_and_direction_and_trains_them():
+    from fleetgraph.nn.utils import remove_weight_norm, weight_norm
+
+    paddle.disable_static()
+    conv = nn.Conv2D(2, 3, 3)
+    w0 = conv.weight.numpy().copy()
+    weight_norm(conv, dim=1)
+    assert sorted(conv.state_dict()) == ["bias", "weight_g", "weight_v"]
+    np.testing.assert_allclose(conv.weight_g.numpy(), np.sqrt((w0**2).sum(axis=(0, 2, 3)) + 1e-12), rtol=1e-6)
+    np.testing.assert_allclose(conv.weight.numpy(), w0, rtol=1e-5, atol=1e-7)
+    conv.weight_g.set_value(conv.weight_g.numpy() * 2)
+    x = paddle.to_tensor(RNG.rand(1, 2, 4, 4).astype("float32"))
+    out = conv(x)
+    np.testing.assert_allclose(conv.weight.numpy(), 2 * w0, rtol=1e-5, atol=1e-7)
+    paddle.mean(out).backward()
+    assert conv.weight_g.grad is not None and conv.weight_v.grad is not None
+    with pytest.raises(RuntimeError, match="two weight_norm"):
+        weight_norm(conv, dim=1)
+    remove_weight_norm(conv)
+    assert sorted(conv.state_dict()) == ["bias", "weight"]
+    np.testing.assert_allclose(conv.weight.numpy(), 2 * w0, rtol=1e-5, atol=1e-7)
+    with pytest.raises(ValueError, match="not found"):
+        remove_weight_norm(conv)
+    whole = weight_norm(nn.Linear(3, 4), dim=None)
+    assert whole.weight_g.shape == [1]
+    np.testing.assert_allclose(whole.weight_g.numpy(), [np.linalg.norm(whole.weight_v.numpy())], rtol=1e-6)
