@@ -181,10 +181,12 @@ def test_norm_refuses_what_paddle_refuses():
         paddle.norm(x, p=0, axis=[0, 1])
 
 
-def test_clip_with_a_tensor_bound_is_refused_not_ignored():
-    x = paddle.to_tensor(X)
-    with pytest.raises(NotImplementedError, match="min"):
-        paddle.clip(x, min=paddle.to_tensor(np.array([0.0], "float32")))
+def test_clip_takes_tensor_bounds():
+    bound = np.array([0.6], "float32")
+    for value in both_modes(lambda x, b: paddle.clip(x, min=b, max=1.5), X, bound):
+        np.testing.assert_allclose(value, np.clip(X, 0.6, 1.5))
+    for value in both_modes(lambda x, b: paddle.clip(x, max=b), X, bound):
+        np.testing.assert_allclose(value, np.minimum(X, 0.6))
 
 
 def test_in_place_functions_update_the_tensor_itself():

@@ -4,26 +4,34 @@ operators elementwise (bool tensors), and the whole-tensor checks equal_all, all
 from __future__ import annotations
 
 from .. import layers
+from ..dygraph.dispatch import bind
 from ..dygraph.tensor import is_tensor  # noqa: F401  (paddle.is_tensor)
-from ..layers.math import (  # noqa: F401  (2.0's functions of these names are Fluid's, less `cond`/`out`)
-    equal,
-    greater_equal,
-    greater_than,
-    less_equal,
-    less_than,
-    logical_and,
-    logical_not,
-    logical_or,
-    logical_xor,
-    not_equal,
-)
-from ..layers.pointwise import is_empty  # noqa: F401
+from ..layers.math import logical_and, logical_not, logical_or, logical_xor  # noqa: F401  (2.0's are Fluid's)
 from ..tensor_api import full
 
 __all__ = [
     "equal", "equal_all", "greater_equal", "greater_than", "is_empty", "less_equal", "less_than",
     "logical_and", "logical_not", "logical_or", "logical_xor", "not_equal", "allclose", "is_tensor",
 ]  # fmt: skip
+
+
+def _comparison(op_type: str):
+    def compare(x, y, name=None):
+        return bind(op_type, {"X": [x], "Y": [y]}, dtype="bool", name=name)
+
+    compare.__name__ = op_type
+    compare.__doc__ = f"`{op_type}` of x and y elementwise (broadcast): a bool tensor."
+    return compare
+
+
+equal, not_equal, greater_equal, greater_than, less_equal, less_than = (
+    _comparison(t) for t in ("equal", "not_equal", "greater_equal", "greater_than", "less_equal", "less_than")
+)
+
+
+def is_empty(x, name=None):
+    """A bool [1]: whether x has no elements."""
+    return bind("is_empty", {"X": [x]}, dtype="bool", name=name)
 
 
 def equal_all(x, y, name=None):

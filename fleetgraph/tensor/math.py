@@ -10,6 +10,7 @@ import numpy as np
 from .. import layers
 from ..dygraph.dispatch import bind
 from ..dygraph.tensor import Tensor
+from ..ir.program import Variable
 from ..layers.indexing import multiplex  # noqa: F401  (2.0's paddle.multiplex is Fluid's)
 from ..layers.math import mul  # noqa: F401  (2.0's paddle.mul is Fluid's)
 from ..layers.pointwise import (  # noqa: F401  (the 2.0 functions of these names are Fluid's layers)
@@ -18,7 +19,6 @@ from ..layers.pointwise import (  # noqa: F401  (the 2.0 functions of these name
     atan,
     ceil,
     cos,
-    erf,
     floor,
     reciprocal,
     round,  # noqa: A004
@@ -76,6 +76,11 @@ log2, log10 = _scaled_log(2.0), _scaled_log(10.0)
 def log1p(x, name=None):
     """log(1 + x) elementwise."""
     return layers.log1p(x, name=name)
+
+
+def erf(x, name=None):
+    """The error function of x elementwise."""
+    return bind("erf", {"X": [x]}, name=name)
 
 
 def cosh(x, name=None):
@@ -176,13 +181,19 @@ def addmm(input, x, y, beta=1.0, alpha=1.0, name=None):  # noqa: A002
 
 
 def clip(x, min=None, max=None, name=None):  # noqa: A002
-    """x clipped to [min, max]; an unset bound leaves that side open."""
-    for what, bound in (("min", min), ("max", max)):
-        if bound is not None and not isinstance(bound, (int, float)):
-            raise NotImplementedError(f"paddle.clip: {what} as a Tensor is not supported (the clip op takes numbers)")
+    """x clipped to [min, max]; an unset bound leaves that side open. A bound may be a one-element
+    Tensor (then the clip is elementwise_max and elementwise_min)."""
+    if isinstance(min, Variable) or isinstance(max, Variable):
+        low = x if min is None else maximum(x, _bound(min, x))
+        return low if max is None else minimum(low, _bound(max, x), name=name)
     low = -np.finfo(np.float32).max if min is None else float(min)
     high = np.finfo(np.float32).max if max is None else float(max)
     return bind("clip", {"X": [x]}, {"min": low, "max": high}, name=name)
+
+
+def _bound(value, x):
+    """A clip bound as a variable of x's kind: a number becomes a constant shaped as x."""
+    return value if isinstance(value, Variable) else fill_like(x, float(value))
 
 
 def trace(x, offset=0, axis1=0, axis2=1, name=None):
