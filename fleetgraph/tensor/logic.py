@@ -15,17 +15,19 @@ __all__ = [
 ]  # fmt: skip
 
 
-def _comparison(op_type: str):
-    def compare(x, y, name=None):
-        return bind(op_type, {"X": [x], "Y": [y]}, dtype="bool", name=name)
+def _comparison(fluid_layer):
+    """Fluid's comparison layer with 2.0's signature (x, y, name): no force_cpu or cond."""
 
-    compare.__name__ = op_type
-    compare.__doc__ = f"`{op_type}` of x and y elementwise (broadcast): a bool tensor."
+    def compare(x, y, name=None):
+        return fluid_layer(x, y, name=name)
+
+    compare.__name__, compare.__doc__ = fluid_layer.__name__, fluid_layer.__doc__
     return compare
 
 
 equal, not_equal, greater_equal, greater_than, less_equal, less_than = (
-    _comparison(t) for t in ("equal", "not_equal", "greater_equal", "greater_than", "less_equal", "less_than")
+    _comparison(f)
+    for f in (layers.equal, layers.not_equal, layers.greater_equal, layers.greater_than, layers.less_equal, layers.less_than)
 )
 
 
