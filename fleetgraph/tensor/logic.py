@@ -26,8 +26,8 @@ def _comparison(fluid_layer):
 
 
 equal, not_equal, greater_equal, greater_than, less_equal, less_than = (
-    _comparison(f)
-    for f in (layers.equal, layers.not_equal, layers.greater_equal, layers.greater_than, layers.less_equal, layers.less_than)
+    _comparison(getattr(layers, t))
+    for t in ("equal", "not_equal", "greater_equal", "greater_than", "less_equal", "less_than")
 )
 
 
