@@ -194,7 +194,7 @@ def test_bilinear_matches_its_einsum(mode):
     x1, x2 = RNG.rand(2, 3).astype("float32"), RNG.rand(2, 4).astype("float32")
     w, b = RNG.rand(5, 3, 4).astype("float32"), RNG.rand(1, 5).astype("float32")
     got = run(mode, F.bilinear, x1, x2, w, b)[0]
-    np.testing.assert_allclose(got, np.einsum("ni,kij,nj->nk", x1, w, x2) + b, rtol=1e-5)
+    np.testing.assert_allclose(got, np.einsum("ni,kij,nj->nk", x1, w, x2) + b, rtol=1e-5, atol=1e-6)
 
     def layer(a, c):
         bl = nn.Bilinear(3, 4, 5)
@@ -202,7 +202,7 @@ def test_bilinear_matches_its_einsum(mode):
 
     got, weight, bias = run(mode, layer, x1, x2)
     assert weight.shape == (5, 3, 4) and bias.shape == (1, 5)
-    np.testing.assert_allclose(got, np.einsum("ni,kij,nj->nk", x1, weight, x2) + bias, rtol=1e-5)
+    np.testing.assert_allclose(got, np.einsum("ni,kij,nj->nk", x1, weight, x2) + bias, rtol=1e-5, atol=1e-6)
 
 
 @modes
@@ -527,3 +527,11 @@ def test_weight_norm_splits_a_weight_into_norms_and_direction_and_trains_them():
     whole = weight_norm(nn.Linear(3, 4), dim=None)
     assert whole.weight_g.shape == [1]
     np.testing.assert_allclose(whole.weight_g.numpy(), [np.linalg.norm(whole.weight_v.numpy())], rtol=1e-6)
+
+
+@modes
+def test_interpolate_area_is_adaptive_average_pooling_and_scales_may_differ_per_axis(mode):
+    got = run(mode, lambda x: F.interpolate(x, size=[1, 2], mode="area"), IMG)[0]
+    np.testing.assert_allclose(got, IMG.reshape(1, 2, 3, 2, 2).mean(axis=(2, 4)).reshape(1, 2, 1, 2), rtol=1e-6)
+    got = run(mode, lambda x: F.interpolate(x, scale_factor=[2, 0.5]), IMG)[0]
+    np.testing.assert_array_equal(got, IMG.repeat(2, axis=2)[:, :, :, ::2])
