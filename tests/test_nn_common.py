@@ -535,3 +535,17 @@ def test_interpolate_area_is_adaptive_average_pooling_and_scales_may_differ_per_
     np.testing.assert_allclose(got, IMG.reshape(1, 2, 3, 2, 2).mean(axis=(2, 4)).reshape(1, 2, 1, 2), rtol=1e-6)
     got = run(mode, lambda x: F.interpolate(x, scale_factor=[2, 0.5]), IMG)[0]
     np.testing.assert_array_equal(got, IMG.repeat(2, axis=2)[:, :, :, ::2])
+
+
+def test_pad_and_alpha_dropout_take_an_unknown_batch_size_in_a_program():
+    paddle.enable_static()
+    main, startup = Program(), Program()
+    with program_guard(main, startup), unique_name.guard():
+        x = paddle.static.data("x", [-1, 2, 3, 4], "float32")
+        padded = F.pad(x, [1, 1, 1, 0], mode="circular")
+        dropped = F.alpha_dropout(x, 0.3)
+    exe = paddle.static.Executor()
+    exe.run(startup)
+    got = exe.run(main, feed={"x": np.tile(IMG, (5, 1, 1, 1))}, fetch_list=[padded, dropped])
+    np.testing.assert_array_equal(got[0], np.pad(np.tile(IMG, (5, 1, 1, 1)), [(0, 0), (0, 0), (1, 0), (1, 1)], "wrap"))
+    assert got[1].shape == (5, 2, 3, 4)

@@ -107,7 +107,10 @@ def alpha_dropout(x, p=0.5, training=True, name=None):
 
 
 def _uniform_like_attrs(x) -> dict:
-    shape = [1 if d is None or d < 0 else d for d in x.shape]
+    """uniform_random_batch_size_like's attrs: x's shape, its batch size taken from x at run time."""
+    if any(d < 0 for d in x.shape[1:]):
+        raise NotImplementedError(f"alpha_dropout: x of shape {list(x.shape)}; only the batch size may be unknown")
+    shape = [max(d, 1) for d in x.shape]
     return {"shape": shape, "min": 0.0, "max": 1.0, "seed": 0, "input_dim_idx": 0, "output_dim_idx": 0}
 
 
@@ -137,6 +140,8 @@ def _pad_axis(x, axis: int, before: int, after: int, mode: str):
         if after:
             parts.append(_slice(x, [axis], [0], [after]))
         return _tensor.concat(parts, axis=axis)
+    if any(d < 0 for d in shape[axis:]) or sum(d < 0 for d in shape) > 1:
+        raise NotImplementedError(f"pad: mode {mode!r} on shape {shape}; only the batch size may be unknown")
     rows = -1 if any(d < 0 for d in shape[:axis]) else math.prod(shape[:axis])
     cols = math.prod(shape[axis + 1 :])
     grid = _tensor.reshape(x, [rows, 1, size, cols])
