@@ -189,10 +189,19 @@ def test_clip_takes_tensor_bounds():
         np.testing.assert_allclose(value, np.minimum(X, 0.6))
 
 
-def test_in_place_functions_update_the_tensor_itself():
+def test_tanh_in_place_updates_the_tensor_itself_and_is_tanh_in_a_program():
     x = paddle.to_tensor(X.copy())
     assert paddle.tanh_(x) is x
     np.testing.assert_allclose(x.numpy(), np.tanh(X), rtol=1e-6)
+    with pytest.warns(UserWarning, match="does not perform inplace"):
+        np.testing.assert_allclose(_static(paddle.tanh_, [X]), np.tanh(X), rtol=1e-6)
+
+
+def test_tanh_in_place_refuses_a_tensor_that_needs_its_gradient():
+    x = paddle.to_tensor(X)
+    x.stop_gradient = False
+    with pytest.raises(NotImplementedError, match="tanh_"):
+        paddle.tanh_(x * 2)
 
 
 def test_increment_is_a_new_tensor_eagerly_and_updates_the_variable_in_a_program():

@@ -4,6 +4,7 @@ signatures over the Fluid layer functions and ops, the same in dynamic and stati
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -94,7 +95,16 @@ def sinh(x, name=None):
 
 
 def tanh_(x, name=None):
-    """tanh of x written into x itself (an in-place update of the Tensor in dynamic mode)."""
+    """tanh of x written into the Tensor x itself. In a static program it is tanh, out of place, with
+    Paddle 2.0's warning. The tape cannot follow an in-place write, so a Tensor that needs its
+    gradient is refused rather than given a wrong one."""
+    if not isinstance(x, Tensor):
+        warnings.warn(
+            "In static mode, tanh_() is the same as tanh() and does not perform inplace operation.", stacklevel=2
+        )
+        return tanh(x, name)
+    if not x.stop_gradient:
+        raise NotImplementedError(f"tanh_: x {x.name!r} needs its gradient; an in-place tanh_ is not on the tape")
     bind("tanh", {"X": [x]}, outputs={"Out": [x]})
     return x
 
