@@ -5,7 +5,6 @@ inserted axis of size 1 with the 2-D ops, as Paddle's."""
 from __future__ import annotations
 
 from ...ir.errors import FleetgraphError
-from ...layers import nn as _nn
 from ...layers.conv_nd import check_layout, ints, max_pool_with_index, padding_attrs, pool_nd
 from ...layers.helper import LayerHelper
 from ...layers.math import scale
@@ -27,7 +26,6 @@ __all__ = [
     "max_pool3d",
 ]
 
-adaptive_avg_pool2d = _nn.adaptive_avg_pool2d
 _FIRST_LAYOUT = {2: "NCHW", 3: "NCDHW"}
 
 
@@ -137,6 +135,13 @@ def adaptive_avg_pool1d(x, output_size, name=None):
     """Output cell i of x [N, C, L] averages [floor(i L / n), ceil((i + 1) L / n))."""
     ksize = [1, *_output_size("adaptive_avg_pool1d", 1, x, output_size)]
     return squeeze(_adaptive_avg(2, unsqueeze(x, [2]), ksize, "NCHW", name), [2])
+
+
+def adaptive_avg_pool2d(x, output_size, data_format="NCHW", name=None):
+    """Output cell (i, j) of x [N, C, H, W] (or NHWC) averages rows [floor(i H / h), ceil((i + 1) H / h))
+    and the columns alike; a None in output_size keeps that size."""
+    last = check_layout("adaptive_avg_pool2d", data_format, 2)
+    return _adaptive_avg(2, x, _output_size("adaptive_avg_pool2d", 2, x, output_size, last), data_format, name)
 
 
 def adaptive_avg_pool3d(x, output_size, data_format="NCDHW", name=None):

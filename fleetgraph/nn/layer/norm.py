@@ -90,6 +90,19 @@ class SyncBatchNorm(_BatchNormBase):
             )
         return super().forward(x)
 
+    @classmethod
+    def convert_sync_batchnorm(cls, layer):
+        """`layer` with each BatchNorm1D/2D/3D in it (itself included) replaced by a SyncBatchNorm
+        holding the same parameters and running statistics."""
+        converted = layer
+        if type(layer) in (BatchNorm1D, BatchNorm2D, BatchNorm3D):
+            converted = cls(layer.weight.shape[0], layer._momentum, layer._epsilon, data_format=layer._data_format)
+            converted.weight, converted.bias = layer.weight, layer.bias
+            converted._mean, converted._variance = layer._mean, layer._variance
+        for name, sublayer in layer._sub_layers.items():
+            converted._sub_layers[name] = cls.convert_sync_batchnorm(sublayer)
+        return converted
+
 
 class BatchNorm(_BatchNormBase):
     """`paddle.nn.BatchNorm(num_channels, act=None, is_test=False, momentum=0.9, epsilon=1e-05,
