@@ -181,6 +181,11 @@ def test_norm_refuses_what_paddle_refuses():
         paddle.norm(x, p=0, axis=[0, 1])
 
 
+def test_histogram_refuses_a_max_below_min():
+    with pytest.raises(ValueError, match="max 1 is less than min 2"):
+        paddle.histogram(paddle.to_tensor(X), bins=2, min=2, max=1)
+
+
 def test_clip_takes_tensor_bounds():
     bound = np.array([0.6], "float32")
     for value in both_modes(lambda x, b: paddle.clip(x, min=b, max=1.5), X, bound):

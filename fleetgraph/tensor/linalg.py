@@ -80,6 +80,8 @@ def mv(x, vec, name=None):
 def histogram(input, bins=100, min=0, max=0):  # noqa: A002
     """int64 counts of input's elements in `bins` equal bins over [min, max] (both 0: input's own
     range); elements outside the range are not counted, the last bin includes max."""
+    if max < min:
+        raise ValueError(f"histogram: max {max} is less than min {min}; expected max >= min")
     x = layers.cast(layers.reshape(input, [-1]), "float64")
     if min == max:
         low, high = layers.reduce_min(x), layers.reduce_max(x)
