@@ -17,6 +17,7 @@ from ...layers.indexing import slice as _slice
 from ...layers.losses import label_smooth as _label_smooth
 from ...layers.rearrange import unfold
 from ...layers.resize import _METHODS, _resize
+from . import pooling
 
 __all__ = [
     "dropout",
@@ -188,6 +189,8 @@ def _scaled_sizes(x, spatial: list[int], scale_factor) -> list[int] | None:
     2.0's op then samples at 1 / scale, which this one's in / out matches when in * scale is whole."""
     if isinstance(scale_factor, Tensor):
         scale_factor = [float(v) for v in scale_factor.numpy().reshape(-1)]
+    elif isinstance(scale_factor, Variable):
+        return None  # a program's scale tensor, read by the op at run time
     scales = list(scale_factor) if isinstance(scale_factor, (list, tuple)) else [scale_factor] * len(spatial)
     if len(scales) != len(spatial):
         raise ValueError(f"interpolate: scale_factor expected {len(spatial)} values, got {scale_factor}")
@@ -235,12 +238,14 @@ def interpolate(
     if scale_factor is not None:
         size = _scaled_sizes(x, spatial, scale_factor)
     if method == "area":
-        from . import pooling  # the adaptive pools are pooling's, built on this module's siblings
-
+        if size is None:
+            raise NotImplementedError("interpolate: mode 'area' by scale_factor on unknown spatial sizes; pass size")
         return getattr(pooling, f"adaptive_avg_pool{rank - 2}d")(x, size)
     if rank == 3:  # 'linear': bilinear over a height of one
+        if size is None or isinstance(size, Variable):
+            raise NotImplementedError("interpolate: mode 'linear' needs a width known when building; pass a list size")
         axis = 2 if channel_first else 1
-        flat = size if size is None or isinstance(size, Variable) else [1, *size]
+        flat = [1, *size]
         wide = _interp(
             _shape.unsqueeze(x, [axis]), "bilinear", flat, scale_factor, align_corners, align_mode, channel_first, name
         )
