@@ -205,6 +205,7 @@ def test_adaptive_pools(mode):
             nn.AdaptiveAvgPool3D(2)(c),
             F.adaptive_max_pool3d(c, [2, 3, 2]),
             nn.AdaptiveMaxPool3D(1)(c),
+            F.adaptive_max_pool2d(b, [3, 2]),
         ],
         x1,
         x2,
@@ -226,6 +227,7 @@ def test_adaptive_pools(mode):
     close(out[10], naive_adaptive_pool(x3, [2, 2, 2], "avg"))
     close(out[11], naive_adaptive_pool(x3, [2, 3, 2], "max"))
     close(out[12], x3.max(axis=(2, 3, 4), keepdims=True))
+    close(out[13], naive_adaptive_pool(x2, [3, 2], "max"))
 
 
 xn = (rng.rand(2, 3, 4, 5) - 0.5).astype("float32")
@@ -334,9 +336,15 @@ def test_normalize_divides_by_the_p_norm_or_epsilon(mode):
 @modes
 def test_batch_norm_layers_normalize_by_batch_statistics_while_training(mode):
     x5 = rng.rand(4, 3, 2, 2, 2).astype("float32")
-    out = run(mode, lambda x: [nn.BatchNorm3D(3)(x), nn.SyncBatchNorm(3, data_format="NCDHW")(x)], x5)
+    x3d = x5.reshape(4, 3, 8)
+
+    def build(x, y):
+        return [nn.BatchNorm3D(3)(x), nn.SyncBatchNorm(3, data_format="NCDHW")(x), nn.BatchNorm1D(3)(y)]
+
+    out = run(mode, build, x5, x3d)
     close(out[0], standardize(x5, (0, 2, 3, 4)), 1e-4)
     close(out[1], standardize(x5, (0, 2, 3, 4)), 1e-4)
+    close(out[2], standardize(x3d, (0, 2)), 1e-4)
     stats = [rng.rand(3).astype("float32") + 0.5 for _ in range(4)]  # mean, variance, weight, bias
     (got,) = run(mode, lambda x, m, v, w, b: F.batch_norm(x, m, v, w, b, data_format="NCDHW"), x5, *stats)
     m, v, w, b = (s[:, None, None, None] for s in stats)
