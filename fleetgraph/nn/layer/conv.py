@@ -19,16 +19,14 @@ _PAD_MODES = {"zeros": "constant", "reflect": "reflect", "replicate": "edge", "c
 class _ConvNd(Layer):
     """A convolution's weight — [out_channels, in_channels / groups, *k], initialized Normal(0,
     sqrt(2 / (in_channels * prod(k)))) as Paddle's; transposed [in_channels, out_channels / groups, *k],
-    Xavier — and bias (zero; none with bias_attr=False), applied by `function`."""
+    Xavier — and bias (zero; none with bias_attr=False), applied by `function`. `arguments` are the
+    subclass's own, as its __init__ received them."""
 
-    def __init__(
-        self, function, nd, transposed, in_channels, out_channels, kernel_size, stride=1, padding=0,
-        dilation=1, groups=1, padding_mode="zeros", output_padding=0, weight_attr=None, bias_attr=None,
-        data_format="NCHW",
-    ):  # fmt: skip
+    def __init__(self, function, nd: int, transposed: bool, arguments: dict) -> None:
         super().__init__()
-        layer = type(self).__name__
-        k = ints(layer, "kernel_size", kernel_size, nd)
+        a = {key: v for key, v in arguments.items() if key not in ("self", "__class__")}
+        layer, padding_mode, padding = type(self).__name__, a.get("padding_mode", "zeros"), a["padding"]
+        k = ints(layer, "kernel_size", a["kernel_size"], nd)
         if padding_mode not in _PAD_MODES:
             raise ValueError(f"{layer}: padding_mode {padding_mode!r}; expected one of {sorted(_PAD_MODES)}")
         if padding_mode == "circular" or (padding_mode != "zeros" and nd != 2):
@@ -36,26 +34,24 @@ class _ConvNd(Layer):
         if padding_mode != "zeros" and (isinstance(padding, bool) or not isinstance(padding, int)):
             raise TypeError(f"{layer}: padding_mode {padding_mode!r} takes an int padding, got {padding!r}")
         self._function, self._padding_mode = function, padding_mode
-        self._stride, self._padding, self._dilation, self._groups = stride, padding, dilation, groups
-        self._data_format = data_format
-        self._extra = {"output_padding": output_padding} if transposed else {}
+        names = ("stride", "padding", "dilation", "groups", "data_format") + (("output_padding",) if transposed else ())
+        self._call = {name: a[name] for name in names}
+        c_in, c_out, groups = a["in_channels"], a["out_channels"], a["groups"]
         if transposed:
-            shape, init = [in_channels, out_channels // groups, *k], None
+            shape, init = [c_in, c_out // groups, *k], None
         else:
-            std = math.sqrt(2.0 / (in_channels * math.prod(k)))
-            shape, init = [out_channels, in_channels // groups, *k], Normal(0.0, std)
-        self.weight = self.create_parameter(shape, weight_attr, default_initializer=init)
-        self.bias = None if bias_attr is False else self.create_parameter([out_channels], bias_attr, is_bias=True)
+            shape, init = [c_out, c_in // groups, *k], Normal(0.0, math.sqrt(2.0 / (c_in * math.prod(k))))
+        self.weight = self.create_parameter(shape, a["weight_attr"], default_initializer=init)
+        bias_attr = a["bias_attr"]
+        self.bias = None if bias_attr is False else self.create_parameter([c_out], bias_attr, is_bias=True)
 
     def _apply(self, x, **extra):
-        padding = self._padding
+        call = dict(self._call, **extra)
         if self._padding_mode != "zeros":  # as Paddle's: pad by the mode first, then convolve unpadded
-            x = pad2d(x, [padding] * 4, mode=_PAD_MODES[self._padding_mode], data_format=self._data_format)
-            padding = 0
-        return self._function(
-            x, self.weight, self.bias, stride=self._stride, padding=padding, dilation=self._dilation,
-            groups=self._groups, data_format=self._data_format, **self._extra, **extra,
-        )  # fmt: skip
+            fmt = call["data_format"]
+            x = pad2d(x, [call["padding"]] * 4, mode=_PAD_MODES[self._padding_mode], data_format=fmt)
+            call["padding"] = 0
+        return self._function(x, self.weight, self.bias, **call)
 
 
 class _Conv(_ConvNd):
@@ -75,8 +71,7 @@ class Conv1D(_Conv):
         self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
         padding_mode="zeros", weight_attr=None, bias_attr=None, data_format="NCL",
     ):  # fmt: skip
-        args = (stride, padding, dilation, groups, padding_mode, 0, weight_attr, bias_attr, data_format)
-        super().__init__(F.conv1d, 1, False, in_channels, out_channels, kernel_size, *args)
+        super().__init__(F.conv1d, 1, False, locals())
 
 
 class Conv2D(_Conv):
@@ -86,8 +81,7 @@ class Conv2D(_Conv):
         self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
         padding_mode="zeros", weight_attr=None, bias_attr=None, data_format="NCHW",
     ):  # fmt: skip
-        args = (stride, padding, dilation, groups, padding_mode, 0, weight_attr, bias_attr, data_format)
-        super().__init__(F.conv2d, 2, False, in_channels, out_channels, kernel_size, *args)
+        super().__init__(F.conv2d, 2, False, locals())
 
 
 class Conv3D(_Conv):
@@ -97,8 +91,7 @@ class Conv3D(_Conv):
         self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
         padding_mode="zeros", weight_attr=None, bias_attr=None, data_format="NCDHW",
     ):  # fmt: skip
-        args = (stride, padding, dilation, groups, padding_mode, 0, weight_attr, bias_attr, data_format)
-        super().__init__(F.conv3d, 3, False, in_channels, out_channels, kernel_size, *args)
+        super().__init__(F.conv3d, 3, False, locals())
 
 
 class Conv1DTranspose(_ConvTranspose):
@@ -108,8 +101,7 @@ class Conv1DTranspose(_ConvTranspose):
         self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
         dilation=1, weight_attr=None, bias_attr=None, data_format="NCL",
     ):  # fmt: skip
-        args = (stride, padding, dilation, groups, "zeros", output_padding, weight_attr, bias_attr, data_format)
-        super().__init__(F.conv1d_transpose, 1, True, in_channels, out_channels, kernel_size, *args)
+        super().__init__(F.conv1d_transpose, 1, True, locals())
 
 
 class Conv2DTranspose(_ConvTranspose):
@@ -119,8 +111,7 @@ class Conv2DTranspose(_ConvTranspose):
         self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, dilation=1,
         groups=1, weight_attr=None, bias_attr=None, data_format="NCHW",
     ):  # fmt: skip
-        args = (stride, padding, dilation, groups, "zeros", output_padding, weight_attr, bias_attr, data_format)
-        super().__init__(F.conv2d_transpose, 2, True, in_channels, out_channels, kernel_size, *args)
+        super().__init__(F.conv2d_transpose, 2, True, locals())
 
 
 class Conv3DTranspose(_ConvTranspose):
@@ -130,5 +121,4 @@ class Conv3DTranspose(_ConvTranspose):
         self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, dilation=1,
         groups=1, weight_attr=None, bias_attr=None, data_format="NCDHW",
     ):  # fmt: skip
-        args = (stride, padding, dilation, groups, "zeros", output_padding, weight_attr, bias_attr, data_format)
-        super().__init__(F.conv3d_transpose, 3, True, in_channels, out_channels, kernel_size, *args)
+        super().__init__(F.conv3d_transpose, 3, True, locals())
