@@ -90,6 +90,25 @@ ABSENT: dict[str, str] = {
         ["paddle.set_default_dtype", "paddle.get_default_dtype"],
         "fleetgraph's floating default is float32 everywhere and cannot be changed (parameters and to_tensor)",
     ),
+    "paddle.utils.load_op_library": CUSTOM_OPS,
+    "paddle.utils.download": (
+        "downloads pretrained weights and datasets; fleetgraph downloads nothing (datasets read Paddle's cache "
+        "or make a synthetic stand-in)"
+    ),
+    "paddle.utils.dump_config": "listed in Paddle 2.0's paddle.utils.__all__ but never defined there",
+    "paddle.utils.OpLastCheckpointChecker": (
+        "reads Paddle's C++ registry of op-version checkpoints; fleetgraph's ops are Python declarations "
+        "without versions"
+    ),
+    "paddle.static.amp": (
+        "float16 training needs float16 kernels, and fleetgraph's CPU kernels (as Paddle's CPU build) have "
+        "none; bfloat16 autocast is paddle.amp's"
+    ),
+    "paddle.static.nn.deform_conv2d": DETECTION,
+    "paddle.jit.TracedLayer": (
+        "the same class as fluid.dygraph.TracedLayer, which fleetgraph has; paddle.jit sits below the modules "
+        "TracedLayer needs (static's build strategies import jit), so it is reached there"
+    ),
     "paddle.distributed.split": (
         "row- and column-parallel linear and embedding layers across ranks (model parallelism) are not built; "
         "DataParallel and the collectives are"

@@ -109,8 +109,11 @@ def test_a_static_program_reads_feed_dicts_checked_against_feed_list():
     feeds = list(loader)
     assert [sorted(f[0]) for f in feeds] == [["x", "y"], ["x", "y"]]
     assert np.isfinite(exe.run(main, feed=feeds[0][0], fetch_list=[out], scope=scope)[0]).all()
-    with pytest.raises(FleetgraphError, match="feed_list"):
-        paddle.io.DataLoader(Squares(8), batch_size=4)
+    with pytest.raises(FleetgraphError, match="feed_list"):  # feed dicts need the variables they feed
+        paddle.io.DataLoader(Squares(8), batch_size=4, return_list=False)
+    # without feed_list, Paddle 2.0's static loader yields each batch as a list of arrays
+    x_batch, y_batch = next(iter(paddle.io.DataLoader(Squares(8), batch_size=4)))
+    assert np.asarray(x_batch).shape[0] == 4 and np.asarray(y_batch).shape[0] == 4
     wrong = paddle.io.DataLoader(Squares(8), feed_list=[x], batch_size=4)
     with pytest.raises(FleetgraphError, match="2 fields for 1 feed_list"):
         next(iter(wrong))

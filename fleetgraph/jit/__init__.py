@@ -20,3 +20,7 @@ __all__ = [
     "to_static",
     "trace",
 ]
+
+from .. import absent  # noqa: E402
+
+__getattr__ = absent.getattr_for(__name__)

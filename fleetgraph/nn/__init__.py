@@ -36,3 +36,18 @@ __all__ += [
     for name in family.__all__
     if name not in __all__
 ]
+
+# Paddle 2.0's paddle.nn also holds the functional forms (paddle.nn.relu, paddle.nn.conv2d ...) and
+# the extension, rnn and weight_norm_hook modules
+from . import utils  # noqa: E402,F401
+from .functional import extension  # noqa: E402,F401
+from .layer import rnn  # noqa: E402,F401
+from .utils import weight_norm_hook  # noqa: E402,F401
+
+globals().update(
+    {
+        name: getattr(functional, name)
+        for name in functional.__all__
+        if name not in globals() and not isinstance(getattr(functional, name), type(functional))
+    }
+)

@@ -35,8 +35,10 @@ from .io import (
     serialize_persistables,
     serialize_program,
 )
+from .parallel_executor import ParallelExecutor
 
 __all__ = [
+    "ParallelExecutor",
     "accuracy",
     "append_backward",
     "auc",
