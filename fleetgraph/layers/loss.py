@@ -40,27 +40,6 @@ def softmax_with_cross_entropy(
     return (loss, softmax) if return_softmax else loss
 
 
-def functional_cross_entropy(
-    input,
-    label,
-    weight=None,
-    ignore_index=-100,
-    reduction="mean",
-    soft_label=False,
-    axis=-1,
-    use_softmax=True,
-    name=None,
-):
-    """`paddle.nn.functional.cross_entropy`: softmax (unless use_softmax=False) + cross entropy + reduction."""
-    if weight is not None:
-        raise FleetgraphError(f"cross_entropy: per-class weight is not supported; expected None, got {weight!r}")
-    if use_softmax:
-        loss = softmax_with_cross_entropy(input, label, soft_label, ignore_index, axis=axis)
-    else:
-        loss = cross_entropy(input, label, soft_label, ignore_index)
-    return _reduce(loss, reduction, where="cross_entropy")
-
-
 def mse_loss(input, label, reduction="mean", name=None):
     return _reduce(square_error_cost(input, label), reduction, where="mse_loss")
 
