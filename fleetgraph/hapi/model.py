@@ -4,6 +4,10 @@ checked by evaluate, run by predict, saved and loaded, in dynamic mode.
 Each batch a loader yields is split as Paddle's Model splits it: the first len(inputs) fields feed the
 network, the rest are the labels given to the loss and the metrics (without `inputs`, every field but
 the last len(labels), default one, is an input).
+
+Under the launcher (several trainers), as Paddle's: the network trains through paddle.DataParallel,
+each trainer reads its share of a Dataset (DistributedBatchSampler), the metrics see every trainer's
+batch (all_gather), and only trainer 0 prints and saves.
 """
 
 from __future__ import annotations
@@ -13,10 +17,11 @@ import os
 import numpy as np
 
 from ..dygraph.mode import in_dynamic_mode, no_grad
+from ..dygraph.parallel import ParallelEnv, init_parallel_env
 from ..dygraph.save_load import load as _load
 from ..dygraph.save_load import save as _save
 from ..dygraph.tensor import Tensor, to_tensor
-from ..io import DataLoader, Dataset
+from ..io import DataLoader, Dataset, DistributedBatchSampler
 from ..ir import FleetgraphError
 from .callbacks import Callback, ProgBarLogger
 from .summary import summary as _summary
@@ -41,6 +46,13 @@ class Model:
         self.network, self._inputs, self._labels = network, inputs, labels
         self._optimizer, self._loss, self._metrics = None, None, []
         self.stop_training = False
+        env = ParallelEnv()
+        self._nranks, self._rank, self._forward = env.world_size, env.rank, network
+        if self._nranks > 1:
+            from ..distributed.parallel import DataParallel
+
+            init_parallel_env()
+            self._forward = DataParallel(network)
 
     # -- setting up --------------------------------------------------------------------------------
     def prepare(self, optimizer=None, loss=None, metrics=None) -> None:
@@ -72,10 +84,20 @@ class Model:
         ]
 
     # -- one batch ---------------------------------------------------------------------------------
+    def _gathered(self, value) -> np.ndarray:
+        """value's rows from every trainer, in rank order (the value itself with one trainer)."""
+        if self._nranks == 1:
+            return _numpy(value)
+        from ..distributed.collective import all_gather
+
+        parts: list = []
+        all_gather(parts, value if isinstance(value, Tensor) else to_tensor(np.asarray(value)))
+        return np.concatenate([p.numpy() for p in parts])
+
     def _metric_logs(self, outputs, labels, logs) -> None:
         for metric in self._metrics:
             computed = metric.compute(*(outputs + labels)) if hasattr(metric, "compute") else outputs + labels
-            result = metric.update(*[_numpy(m) for m in _list(computed)])
+            result = metric.update(*[self._gathered(m) for m in _list(computed)])
             names = _list(metric.name())
             results = _list(result)
             for name, value in zip(names, results):
@@ -84,7 +106,7 @@ class Model:
     def train_batch(self, inputs, labels=None):
         """One step: forward, loss, backward, optimizer step; ([loss], metrics) as Paddle's."""
         self.network.train()
-        outputs = _list(self.network(*_list(inputs)))
+        outputs = _list(self._forward(*_list(inputs)))
         labels = _list(labels) if labels is not None else []
         losses = _list(self._loss(*(outputs + labels)))
         total = losses[0] if len(losses) == 1 else sum(losses[1:], losses[0])
@@ -114,6 +136,9 @@ class Model:
     def _loader(self, data, batch_size, shuffle, drop_last, num_workers):
         if data is None or isinstance(data, DataLoader):
             return data
+        if isinstance(data, Dataset) and self._nranks > 1:  # each trainer its share
+            sampler = DistributedBatchSampler(data, batch_size, shuffle=shuffle, drop_last=drop_last)
+            return DataLoader(data, batch_sampler=sampler, num_workers=num_workers)
         if isinstance(data, Dataset):
             return DataLoader(
                 data, batch_size=batch_size, shuffle=shuffle, drop_last=drop_last, num_workers=num_workers
@@ -123,7 +148,7 @@ class Model:
     def _callbacks(self, callbacks, verbose, log_freq, params) -> list[Callback]:
         cbks = _list(callbacks) if callbacks is not None else []
         if not any(isinstance(c, ProgBarLogger) for c in cbks):
-            cbks.insert(0, ProgBarLogger(log_freq, verbose=verbose))
+            cbks.insert(0, ProgBarLogger(log_freq, verbose=verbose if self._rank == 0 else 0))
         for c in cbks:
             c.set_model(self)
             c.set_params(params)
@@ -231,7 +256,10 @@ class Model:
 
     # -- saving ------------------------------------------------------------------------------------
     def save(self, path: str, training: bool = True) -> None:
-        """training: path.pdparams (and path.pdopt); else an inference model of the network (paddle.jit.save)."""
+        """training: path.pdparams (and path.pdopt); else an inference model of the network (paddle.jit.save).
+        Under the launcher only trainer 0 writes."""
+        if self._rank != 0:
+            return
         if os.path.dirname(path):
             os.makedirs(os.path.dirname(path), exist_ok=True)
         if not training:
