@@ -226,4 +226,23 @@ Constant, Uniform, Normal = ConstantInitializer, UniformInitializer, NormalIniti
 TruncatedNormal, XavierInitializer, MSRAInitializer = TruncatedNormalInitializer, Xavier, MSRA
 BilinearInitializer = Bilinear
 
+
+# set_global_initializer's choices: they take the place of a layer's own default initializer (a
+# ParamAttr's initializer still wins), as Paddle 2.0's
+_global_initializers: dict[bool, Initializer | None] = {False: None, True: None}
+
+
+def set_global_initializer(weight_init, bias_init=None) -> None:
+    """Initialize every parameter made from now on without a ParamAttr initializer with weight_init
+    (biases with bias_init); None sets the layers' own defaults back."""
+    for name, init in (("weight_init", weight_init), ("bias_init", bias_init)):
+        if init is not None and not isinstance(init, Initializer):
+            raise TypeError(f"set_global_initializer: {name} expected an Initializer or None, got {init!r}")
+    _global_initializers[False], _global_initializers[True] = weight_init, bias_init
+
+
+def global_initializer(is_bias: bool) -> Initializer | None:
+    return _global_initializers[bool(is_bias)]
+
+
 __getattr__ = absent.getattr_for(__name__, "paddle.fluid.initializer")

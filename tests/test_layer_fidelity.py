@@ -147,3 +147,21 @@ def test_an_optimizer_state_that_does_not_name_an_accumulator_is_an_error():
         second(paddle.to_tensor(np.ones((1, 2), np.float32))).sum().backward()
         with pytest.raises(FleetgraphError, match="should in state dict"):
             other.step()
+
+
+def test_set_global_initializer_takes_the_place_of_layer_defaults_not_of_param_attrs():
+    """Paddle 2.0's documented use: a global Uniform/Constant for conv1; conv2's own attrs win; None resets."""
+    init = paddle.nn.initializer
+    with guard():
+        try:
+            init.set_global_initializer(init.Constant(0.25), init.Constant(-1.0))
+            conv1 = paddle.nn.Conv2D(4, 6, (3, 3))
+            conv2 = paddle.nn.Conv2D(4, 6, (3, 3), weight_attr=init.Constant(2.0), bias_attr=init.Constant(3.0))
+        finally:
+            init.set_global_initializer(None)
+        conv3 = paddle.nn.Conv2D(4, 6, (3, 3))
+    assert np.all(conv1.weight.numpy() == 0.25) and np.all(conv1.bias.numpy() == -1.0)
+    assert np.all(conv2.weight.numpy() == 2.0) and np.all(conv2.bias.numpy() == 3.0)
+    assert len(np.unique(conv3.weight.numpy())) > 1 and np.all(conv3.bias.numpy() == 0.0)
+    with pytest.raises(TypeError, match="weight_init"):
+        init.set_global_initializer("uniform")

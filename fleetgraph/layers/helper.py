@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..dygraph import dispatch, mode, params
 from ..dygraph.tensor import Tensor
-from ..initializer import Constant, Xavier
+from ..initializer import Constant, Xavier, global_initializer
 from ..ir import unique_name
 from ..ir.dtypes import convert_dtype
 from ..ir.errors import FleetgraphError
@@ -55,7 +55,8 @@ class LayerHelper:
             raise FleetgraphError(f"{self.name}: parameter shape {shape} must be positive in every dimension")
         suffix = "b" if is_bias else "w"
         name = attr.name or unique_name.generate(f"{self.name}.{suffix}")
-        init = attr.initializer or default_initializer or (Constant(0.0) if is_bias else Xavier())
+        init = attr.initializer or global_initializer(is_bias) or default_initializer
+        init = init or (Constant(0.0) if is_bias else Xavier())
         dtype = convert_dtype(dtype)
         if isinstance(attr, WeightNormParamAttr):
             if mode.eager_by_default():

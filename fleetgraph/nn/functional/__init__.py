@@ -4,31 +4,8 @@ from __future__ import annotations
 
 from ...dygraph.dispatch import bind
 from ...layers import math as _math
-from ...layers import nn as _nn
 
-
-def dropout(x, p=0.5, axis=None, training=True, mode="upscale_in_train", name=None):
-    if axis is not None:
-        raise ValueError("dropout: axis is not supported; expected None")
-    return _nn.dropout(x, p, is_test=not training, name=name, dropout_implementation=mode)
-
-
-def embedding(x, weight, padding_idx=None, sparse=False, name=None):
-    """Rows of `weight` picked by the ids in `x` (lookup_table_v2)."""
-    pad = -1 if padding_idx is None else (padding_idx if padding_idx >= 0 else weight.shape[0] + padding_idx)
-    return bind(
-        "lookup_table_v2",
-        {"W": [weight], "Ids": [x]},
-        {"is_sparse": sparse, "padding_idx": pad},
-        dtype=weight.dtype,
-        name=name,
-    )
-
-
-__all__ = [
-    "dropout",
-    "embedding",
-]
+__all__: list[str] = []
 
 
 def linear(x, weight, bias=None, name=None):

@@ -4,7 +4,7 @@ Fluid's Bilinear."""
 
 from __future__ import annotations
 
-from ...initializer import Bilinear
+from ...initializer import Bilinear, set_global_initializer
 from . import assign, constant, kaiming, normal, uniform, xavier  # noqa: F401 (Paddle's submodules)
 from .assign import Assign
 from .constant import Constant
@@ -24,4 +24,5 @@ __all__ = [
     "Uniform",
     "XavierNormal",
     "XavierUniform",
+    "set_global_initializer",
 ]
