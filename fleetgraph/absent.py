@@ -105,6 +105,7 @@ ABSENT: dict[str, str] = {
         "none; bfloat16 autocast is paddle.amp's"
     ),
     "paddle.static.nn.deform_conv2d": DETECTION,
+    "paddle.vision.ops": DETECTION,
     "paddle.jit.TracedLayer": (
         "the same class as fluid.dygraph.TracedLayer, which fleetgraph has; paddle.jit sits below the modules "
         "TracedLayer needs (static's build strategies import jit), so it is reached there"

@@ -13,3 +13,7 @@ __all__ = [
     "datasets", "functional", "get_image_backend", "image", "image_load", "models", "set_image_backend",
     "transforms", *datasets.__all__, *models.__all__, *transforms.__all__,
 ]  # fmt: skip
+
+from .. import absent  # noqa: E402
+
+__getattr__ = absent.getattr_for(__name__)  # vision.ops: the detection ops
