@@ -159,6 +159,8 @@ CASES = {
     "var biased axis": (lambda x: paddle.var(x, axis=1, unbiased=False, keepdim=True), [X], X.var(1, keepdims=True)),
     "std": (lambda x: paddle.std(x, axis=[0, 1]), [X], np.array([X.std(ddof=1)], "float32")),
     "numel": (paddle.numel, [X], np.array([6])),
+    "shape": (paddle.shape, [X], np.array([2, 3])),
+    "rank": (paddle.rank, [X], np.array([2])),
     "median": (paddle.median, [X], np.array([np.median(X)], "float32")),
     "median odd axis": (lambda x: paddle.median(x, axis=1), [X], np.median(X, 1)),
     "median keepdim": (lambda x: paddle.median(x, axis=0, keepdim=True), [X], np.median(X, 0, keepdims=True)),

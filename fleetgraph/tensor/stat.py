@@ -1,19 +1,32 @@
 """`paddle` tensor functions: stat (Paddle 2.0's python/paddle/tensor/stat.py): mean, var and std over
-axes, numel, and median (composed of topk and slice, as Paddle 2.0 computes it)."""
+axes, numel, and median (composed of topk and slice, as Paddle 2.0 computes it); with rank and shape."""
 
 from __future__ import annotations
 
+import contextlib
+
 from .. import layers
 from ..dygraph.dispatch import bind
+from ..dygraph.mode import eager_guard
+from ..dygraph.tensor import Tensor
+from ..layers.tensor_shape import shape  # noqa: F401  (Paddle 2.0's tensor/attribute.py: Fluid's shape)
 from ..tensor_api import mean, topk  # noqa: F401  (paddle.mean's first home)
 from .math import clip, sqrt
 
-__all__ = ["mean", "std", "var", "numel", "median"]
+# rank and shape are Paddle 2.0's tensor/attribute.py, which has no module of its own here
+__all__ = ["mean", "std", "var", "numel", "median", "rank", "shape"]
 
 
 def numel(x, name=None):
     """An int64 [1]: the number of elements of x."""
     return bind("size", {"Input": [x]}, dtype="int64", name=name)
+
+
+def rank(input):  # noqa: A002
+    """An int32 tensor holding input's number of dims: Fluid's rank (a constant), eager for an eager
+    input as Paddle 2.0's."""
+    with eager_guard() if isinstance(input, Tensor) else contextlib.nullcontext():
+        return layers.rank(input)
 
 
 def var(x, axis=None, unbiased=True, keepdim=False, name=None):
