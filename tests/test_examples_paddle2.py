@@ -27,7 +27,7 @@ def test_lenet_fits_evaluates_saves_loads_and_predicts_with_paddle_model(tmp_pat
     where = _copy(tmp_path, "image_classifier")
     out = _job(where, "train.py")
     assert "step 188/188" in out and "Epoch 3/3" in out  # the progress bar
-    (accuracy, predicted), = _accuracies(out).values()
+    ((accuracy, predicted),) = _accuracies(out).values()
     assert accuracy >= 0.43 and predicted == accuracy  # README: 0.453, chance 0.10
     assert (where / "output" / "lenet.pdparams").exists() and (where / "output" / "lenet.pdopt").exists()
 
@@ -42,3 +42,9 @@ def test_lenet_trained_by_two_launched_trainers_keeps_their_parameters_equal(tmp
     assert accuracies[0][0] == accuracies[1][0]  # evaluated over both trainers' shares
     digests = re.findall(r"trainer (\d) of 2: parameters' md5 (\w+)", logs)
     assert len(digests) == 2 and digests[0][1] == digests[1][1]
+
+
+def test_transformer_encoder_classifies_imdb_reviews():
+    out = _job(os.path.join(REPO, "examples", "text_classifier"), "train.py")
+    accuracies = [float(a) for a in re.findall(r"epoch \d test accuracy ([\d.]+)", out)]
+    assert len(accuracies) == 3 and accuracies[-1] >= 0.82  # README: 0.840
