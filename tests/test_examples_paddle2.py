@@ -48,3 +48,9 @@ def test_transformer_encoder_classifies_imdb_reviews():
     out = _job(os.path.join(REPO, "examples", "text_classifier"), "train.py")
     accuracies = [float(a) for a in re.findall(r"epoch \d test accuracy ([\d.]+)", out)]
     assert len(accuracies) == 3 and accuracies[-1] >= 0.82  # README: 0.840
+
+
+def test_dygraph_ctr_model_reaches_its_auc_with_a_two_worker_loader():
+    out = _job(os.path.join(REPO, "examples", "ctr_dygraph"), "train.py")
+    aucs = [float(a) for a in re.findall(r"epoch \d test AUC ([\d.]+)", out)]
+    assert len(aucs) == 2 and aucs[-1] >= 0.91  # README: 0.930
