@@ -120,3 +120,25 @@ def test_under_the_launcher_two_trainers_fit_one_model_through_data_parallel(tmp
     assert float(lines[0][3]) > 0.85
     assert "Epoch 1/4" in (tmp_path / "log" / "workerlog.0").read_text()
     assert "Epoch 1/4" not in (tmp_path / "log" / "workerlog.1").read_text()  # trainer 0 prints
+
+
+def test_a_model_without_input_specs_takes_loaders_and_predicts_from_forwards_parameters():
+    """Paddle builds the inputs from forward's parameters: predict over (x, label) batches feeds x only;
+    a paddle.io.DataLoader over a map dataset is a loader fit and predict take."""
+    paddle.disable_static()
+    paddle.seed(1)
+
+    class Net(nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 2)
+
+        def forward(self, x):
+            return self.fc(x)
+
+    model = paddle.Model(Net())
+    model.prepare(paddle.optimizer.SGD(0.1, parameters=model.parameters()), nn.CrossEntropyLoss())
+    loader = paddle.io.DataLoader(Pairs(X, Y), batch_size=64)
+    model.fit(loader, epochs=1, verbose=0)
+    (logits,) = model.predict(loader, stack_outputs=True, verbose=0)
+    assert logits.shape == (256, 2)

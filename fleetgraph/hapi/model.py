@@ -3,7 +3,7 @@ checked by evaluate, run by predict, saved and loaded, in dynamic mode.
 
 Each batch a loader yields is split as Paddle's Model splits it: the first len(inputs) fields feed the
 network, the rest are the labels given to the loss and the metrics (without `inputs`, every field but
-the last len(labels), default one, is an input).
+the last len(labels), default one, is an input; predict feeds forward's positional parameters).
 
 Under the launcher (several trainers), as Paddle's: the network trains through paddle.DataParallel,
 each trainer reads its share of a Dataset (DistributedBatchSampler), the metrics see every trainer's
@@ -12,6 +12,7 @@ batch (all_gather), and only trainer 0 prints and saves.
 
 from __future__ import annotations
 
+import inspect
 import os
 
 import numpy as np
@@ -22,6 +23,7 @@ from ..dygraph.save_load import load as _load
 from ..dygraph.save_load import save as _save
 from ..dygraph.tensor import Tensor, to_tensor
 from ..io import DataLoader, Dataset, DistributedBatchSampler
+from ..io.map_loader import MapDataLoader
 from ..ir import FleetgraphError
 from .callbacks import Callback, ProgBarLogger
 from .summary import summary as _summary
@@ -72,6 +74,13 @@ class Model:
         if not size:
             raise ValueError("Model.summary: expected input_size (or inputs given to Model)")
         return _summary(self.network, size if len(size) > 1 else size[0], dtype)
+
+    def _forward_arity(self) -> int | None:
+        """How many inputs forward takes (Paddle builds the inputs from its parameters), None for *args."""
+        params = inspect.signature(self.network.forward).parameters.values()
+        if any(p.kind == p.VAR_POSITIONAL for p in params):
+            return None
+        return sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty for p in params)
 
     def _split(self, batch) -> tuple[list, list]:
         fields = _list(batch)
@@ -134,7 +143,7 @@ class Model:
 
     # -- loops -------------------------------------------------------------------------------------
     def _loader(self, data, batch_size, shuffle, drop_last, num_workers):
-        if data is None or isinstance(data, DataLoader):
+        if data is None or isinstance(data, (DataLoader, MapDataLoader)):
             return data
         if isinstance(data, Dataset) and self._nranks > 1:  # each trainer its share
             sampler = DistributedBatchSampler(data, batch_size, shuffle=shuffle, drop_last=drop_last)
@@ -241,7 +250,8 @@ class Model:
         outputs, samples = None, 0
         for step, batch in enumerate(loader):
             fields = _list(batch)
-            inputs = fields[: len(_list(self._inputs))] if self._inputs is not None else fields
+            count = len(_list(self._inputs)) if self._inputs is not None else self._forward_arity()
+            inputs = fields if count is None else fields[:count]
             outs = self.predict_batch([f if isinstance(f, Tensor) else to_tensor(f) for f in inputs])
             outputs = [[] for _ in outs] if outputs is None else outputs
             for held, out in zip(outputs, outs):
