@@ -90,10 +90,29 @@ def test_summary_and_flops_count_lenets_parameters_and_multiply_adds(capsys):
     assert "Conv2D-1" in out and "[1, 6, 28, 28]" in out and "Total params: 61,610" in out
 
 
-def test_model_refuses_static_mode_and_a_fit_before_prepare():
+def test_in_static_mode_the_model_trains_evaluates_predicts_saves_and_loads_its_programs(tmp_path):
     paddle.enable_static()
-    with pytest.raises(NotImplementedError, match="static mode"):
-        paddle.Model(nn.Linear(2, 2))
+    paddle.seed(1)
+    net = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, 2))
+    model = paddle.Model(net, inputs=[paddle.jit.InputSpec([None, 4], "float32", "x")],
+                         labels=[paddle.jit.InputSpec([None, 1], "int64", "label")])  # fmt: skip
+    model.prepare(
+        paddle.optimizer.Adam(0.1, parameters=net.parameters()), nn.CrossEntropyLoss(), paddle.metric.Accuracy()
+    )
+    model.fit(Pairs(X[:192], Y[:192]), epochs=3, batch_size=32, verbose=0)
+    result = model.evaluate(Pairs(X[192:], Y[192:]), batch_size=32, verbose=0)
+    assert set(result) == {"loss", "acc"} and result["acc"] > 0.85
+    (logits,) = model.predict(Pairs(X[192:], Y[192:]), batch_size=32, stack_outputs=True, verbose=0)
+    assert logits.shape == (64, 2) and np.mean(logits.argmax(1) == Y[192:, 0]) == pytest.approx(result["acc"])
+    model.save(str(tmp_path / "static"))
+    saved = model._adapter.state_dict()
+    model.fit(Pairs(X, Y), epochs=1, batch_size=64, verbose=0)
+    assert any(not np.allclose(saved[k], v) for k, v in model._adapter.state_dict().items())
+    model.load(str(tmp_path / "static"))
+    assert all(np.allclose(saved[k], v) for k, v in model._adapter.state_dict().items())
+
+
+def test_a_fit_before_prepare_is_refused():
     paddle.disable_static()
     with pytest.raises(Exception, match="prepare"):
         paddle.Model(nn.Linear(4, 2)).fit(Pairs(X, Y))

@@ -1,5 +1,6 @@
 """`paddle.Model` (Paddle 2.0's hapi): a network with its optimizer, loss and metrics, trained by fit,
-checked by evaluate, run by predict, saved and loaded, in dynamic mode.
+checked by evaluate, run by predict, saved and loaded, in dynamic mode and (static_adapter.py) in static
+mode.
 
 Each batch a loader yields is split as Paddle's Model splits it: the first len(inputs) fields feed the
 network, the rest are the labels given to the loss and the metrics (without `inputs`, every field but
@@ -41,15 +42,16 @@ class Model:
     """`paddle.Model(network, inputs=None, labels=None)`; prepare(optimizer, loss, metrics) first."""
 
     def __init__(self, network, inputs=None, labels=None) -> None:
-        if not in_dynamic_mode():
-            raise NotImplementedError(
-                "paddle.Model: static mode is not built here; call paddle.disable_static() (Paddle 2.0's default)"
-            )
         self.network, self._inputs, self._labels = network, inputs, labels
         self._optimizer, self._loss, self._metrics = None, None, []
         self.stop_training = False
         env = ParallelEnv()
         self._nranks, self._rank, self._forward = env.world_size, env.rank, network
+        self._adapter = None  # static mode: the programs (static_adapter.py), made by prepare
+        if self._nranks > 1 and not in_dynamic_mode():
+            raise NotImplementedError(
+                "paddle.Model: static mode under the launcher is not built here; train dynamically"
+            )
         if self._nranks > 1:
             from ..distributed.parallel import DataParallel
 
@@ -65,11 +67,17 @@ class Model:
         for metric in self._metrics:
             if not all(hasattr(metric, a) for a in ("update", "accumulate", "reset", "name")):
                 raise TypeError(f"{type(metric).__name__} is not sub class of paddle.metric.Metric")
+        if not in_dynamic_mode():
+            from .static_adapter import StaticAdapter
+
+            self._adapter = StaticAdapter(self)
 
     def parameters(self, *args, **kwargs) -> list:
         return self.network.parameters(*args, **kwargs)
 
     def summary(self, input_size=None, dtype=None) -> dict:
+        if self._adapter is not None:
+            raise NotImplementedError("Model.summary in static mode is not built here; call it in dynamic mode")
         size = input_size or [tuple(-1 if d is None else d for d in spec.shape) for spec in _list(self._inputs or [])]
         if not size:
             raise ValueError("Model.summary: expected input_size (or inputs given to Model)")
@@ -84,6 +92,9 @@ class Model:
 
     def _split(self, batch) -> tuple[list, list]:
         fields = _list(batch)
+        if self._adapter is not None:  # arrays for the feed
+            n = len(_list(self._inputs))
+            return fields[:n], fields[n:]
         if self._inputs is not None:
             n = len(_list(self._inputs))
         else:
@@ -112,8 +123,18 @@ class Model:
             for name, value in zip(names, results):
                 logs[name] = value
 
+    def _static_batch(self, mode: str, inputs, labels):
+        losses, groups = self._adapter.run(mode, _list(inputs) + (_list(labels) if labels is not None else []))
+        logs: dict = {}
+        for metric, computed in zip(self._metrics, groups):
+            for name, value in zip(_list(metric.name()), _list(metric.update(*computed))):
+                logs[name] = value
+        return [np.asarray(loss) for loss in losses], logs
+
     def train_batch(self, inputs, labels=None):
         """One step: forward, loss, backward, optimizer step; ([loss], metrics) as Paddle's."""
+        if self._adapter is not None:
+            return self._static_batch("train", inputs, labels)
         self.network.train()
         outputs = _list(self._forward(*_list(inputs)))
         labels = _list(labels) if labels is not None else []
@@ -128,6 +149,8 @@ class Model:
 
     @no_grad()
     def eval_batch(self, inputs, labels=None):
+        if self._adapter is not None:
+            return self._static_batch("eval", inputs, labels)
         self.network.eval()
         outputs = _list(self.network(*_list(inputs)))
         labels = _list(labels) if labels is not None else []
@@ -138,6 +161,8 @@ class Model:
 
     @no_grad()
     def predict_batch(self, inputs):
+        if self._adapter is not None:
+            return [np.asarray(o) for o in self._adapter.run("predict", _list(inputs))[0]]
         self.network.eval()
         return [_numpy(o) for o in _list(self.network(*_list(inputs)))]
 
@@ -252,7 +277,9 @@ class Model:
             fields = _list(batch)
             count = len(_list(self._inputs)) if self._inputs is not None else self._forward_arity()
             inputs = fields if count is None else fields[:count]
-            outs = self.predict_batch([f if isinstance(f, Tensor) else to_tensor(f) for f in inputs])
+            outs = self.predict_batch(
+                inputs if self._adapter else [f if isinstance(f, Tensor) else to_tensor(f) for f in inputs]
+            )
             outputs = [[] for _ in outs] if outputs is None else outputs
             for held, out in zip(outputs, outs):
                 held.append(out)
@@ -270,6 +297,13 @@ class Model:
         Under the launcher only trainer 0 writes."""
         if self._rank != 0:
             return
+        if self._adapter is not None:
+            if not training:
+                raise NotImplementedError(
+                    "Model.save(training=False) in static mode is not built here; save dynamically"
+                )
+            self._adapter.save(path)
+            return
         if os.path.dirname(path):
             os.makedirs(os.path.dirname(path), exist_ok=True)
         if not training:
@@ -284,6 +318,11 @@ class Model:
             _save(self._optimizer.state_dict(), path + ".pdopt")
 
     def load(self, path: str, skip_mismatch: bool = False, reset_optimizer: bool = False) -> None:
+        if self._adapter is not None:
+            if skip_mismatch or reset_optimizer:
+                raise NotImplementedError("Model.load in static mode: skip_mismatch and reset_optimizer are not built")
+            self._adapter.load(path)
+            return
         state = _load(path + ".pdparams")
         own = self.network.state_dict()
         if skip_mismatch:
