@@ -16,29 +16,25 @@ def _square_matrices(ctx: InferContext, slot: str, out_slot: str) -> None:
     ctx.set_output(out_slot, x.shape, x.dtype)
 
 
-def _mT(a):
-    return a.swapaxes(-1, -2)
-
-
 # -- cholesky: A = L L^T (upper: A = U^T U) ----------------------------------------------------------
 
 
 def _cholesky(xp, x, *, upper):
     # the symmetric part of x, which for the symmetric matrices the op takes is x itself: the
     # gradient is then the symmetric one Paddle's cholesky_grad gives, whatever entry is perturbed
-    lower = xp.linalg.cholesky((x + _mT(x)) / 2)
-    return _mT(lower) if upper else lower
+    lower = xp.linalg.cholesky((x + x.mT) / 2)
+    return lower.mT if upper else lower
 
 
 def _cholesky_grad(xp, out, dout, *, upper):
     """Murray (2016): with Phi the lower triangle with its diagonal halved, P = Phi(L^T dL) and
     S = L^-T P L^-1, the gradient is the symmetric part of S."""
-    lower, dlower = (_mT(out), _mT(dout)) if upper else (out, dout)
-    phi = xp.tril(_mT(lower) @ dlower)
+    lower, dlower = (out.mT, dout.mT) if upper else (out, dout)
+    phi = xp.tril(lower.mT @ dlower)
     phi = phi - xp.tril(xp.triu(phi)) / 2
     inv = xp.linalg.inv(lower)
-    s = _mT(inv) @ phi @ inv
-    return (s + _mT(s)) / 2
+    s = inv.mT @ phi @ inv
+    return (s + s.mT) / 2
 
 
 register_op(
@@ -74,5 +70,5 @@ register_op(
     inputs=("Output", "Output@GRAD"),
     outputs=("Input@GRAD",),
     # d(A^-1) = -A^-1 dA A^-1, so dA = -A^-T dOut A^-T
-    kernel=lambda xp, out, dout: -(_mT(out) @ dout @ _mT(out)),
+    kernel=lambda xp, out, dout: -(out.mT @ dout @ out.mT),
 )
