@@ -185,7 +185,7 @@ class NotInFleetgraph(NotImplementedError):
 
 def getattr_for(module: str, paddle_module: str | None = None) -> Callable[[str], object]:
     """The module `__getattr__` that turns this module's absent Paddle names into NotInFleetgraph;
-    `paddle_module` names the Paddle module it stands for when the path differs (fleetgraph.clip is
+    `paddle_module` names the Paddle module it stands for when the path differs (fleetgraph.grad_clip is
     paddle.fluid.clip)."""
     prefix = (paddle_module or "paddle" + module.removeprefix("fleetgraph")) + "."
 

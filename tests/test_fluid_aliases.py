@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 import fleetgraph.fluid as fluid
-from fleetgraph import clip, initializer, ir, regularizer
+from fleetgraph import grad_clip as clip
+from fleetgraph import initializer, ir, regularizer
 from fleetgraph.fluid.incubate.fleet import collective
 from fleetgraph.fluid.incubate.fleet.base import role_maker
 from fleetgraph.fluid.incubate.fleet.parameter_server import distribute_transpiler as ps

@@ -1,7 +1,8 @@
 """The Fluid 1.x namespace (`import fleetgraph.fluid as fluid`)."""
 
-from .. import absent, clip, initializer, regularizer
+from .. import absent, initializer, regularizer
 from .. import compat as cpt
+from .. import grad_clip as clip
 from ..data import DatasetFactory
 from ..data.feeder import DataFeeder
 from ..dygraph.tensor import Tensor as VarBase

@@ -6,15 +6,15 @@ from functools import reduce
 
 from .. import absent
 from .. import compat as cpt
-from ..clip import (
+from ..dygraph.mode import no_grad
+from ..grad_clip import (
     ClipGradBase as GradientClipBase,
 )
-from ..clip import (
+from ..grad_clip import (
     GradientClipByNorm,
     append_gradient_clip_ops,
     error_clip_callback,
 )
-from ..dygraph.mode import no_grad
 from ..initializer import Constant
 from ..ir import (
     Program,

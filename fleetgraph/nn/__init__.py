@@ -1,7 +1,7 @@
 """`paddle.nn`: the Layer classes (eager by default, static after enable_static), `functional`,
 `initializer` and the gradient clips."""
 
-from ..clip import ClipGradByGlobalNorm, ClipGradByNorm, ClipGradByValue
+from ..grad_clip import ClipGradByGlobalNorm, ClipGradByNorm, ClipGradByValue
 from ..layers.decode import BeamSearchDecoder, dynamic_decode
 from . import functional, initializer
 from .layer import activation, common, container, conv, distance, loss, norm, pooling, transformer, vision

@@ -14,6 +14,7 @@ from . import (  # noqa: F401
     distributed,
     indexing,
     linalg,
+    linalg_decomp,
     loss,
     losses,
     manipulation,

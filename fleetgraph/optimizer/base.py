@@ -7,10 +7,10 @@ import numbers
 
 import numpy as np
 
-from ..clip import ClipGradBase, append_gradient_clip_ops
 from ..dygraph.dispatch import EagerProgram
 from ..dygraph.mode import eager_guard, no_grad
 from ..dygraph.tensor import Tensor
+from ..grad_clip import ClipGradBase, append_gradient_clip_ops
 from ..initializer import Constant
 from ..ir import FleetgraphError, FleetgraphTypeError, unique_name
 from ..ir.framework import default_main_program, default_startup_program

@@ -63,6 +63,7 @@ from . import (  # noqa: E402,F401
     crf,
     ctc,
     indexing,
+    linalg_decomp,
     losses,
     manipulation,
     math,
