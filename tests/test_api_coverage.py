@@ -18,7 +18,7 @@ from fleetgraph import absent
 
 HERE = pathlib.Path(__file__).parent
 README = HERE.parent / "README.md"
-LISTS = {"fluid-1.8.5": 0.90}
+LISTS = {"fluid-1.8.5": 0.90, "paddle-2.0.0": 0.90}
 
 
 def paddle_names(listing: str) -> list[str]:
