@@ -165,3 +165,11 @@ def test_set_global_initializer_takes_the_place_of_layer_defaults_not_of_param_a
     assert len(np.unique(conv3.weight.numpy())) > 1 and np.all(conv3.bias.numpy() == 0.0)
     with pytest.raises(TypeError, match="weight_init"):
         init.set_global_initializer("uniform")
+
+
+def test_nonzero_as_tuple_gives_one_column_per_axis_at_any_rank():
+    x = np.zeros((2, 3, 4), np.float32)
+    x[0, 1, 2] = x[1, 2, 3] = 1.0
+    with guard():
+        cols = fluid.layers.nonzero(paddle.to_tensor(x), as_tuple=True)
+        assert [c.numpy().ravel().tolist() for c in cols] == [[0, 1], [1, 2], [2, 3]]

@@ -214,7 +214,7 @@ def nonzero(input, as_tuple=False):
         return out
     if rank == 1:
         return (out,)
-    return tuple(slice(out, axes=[rank - 1], starts=[i], ends=[i + 1]) for i in range(rank))
+    return tuple(slice(out, axes=[1], starts=[i], ends=[i + 1]) for i in range(rank))  # column i of [N, rank]
 
 
 def _unique(op_type: str, x, dtype: str, outputs: tuple[str, ...]):
