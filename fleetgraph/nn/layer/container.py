@@ -95,4 +95,5 @@ class ParameterList(Layer):
     def __iter__(self):
         return iter(self._parameters.values())
 
+
 __all__ = ["Sequential", "LayerList", "ParameterList"]
