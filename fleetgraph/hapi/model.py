@@ -6,8 +6,9 @@ Each batch a loader yields is split as Paddle's Model splits it: the first len(i
 network, the rest are the labels given to the loss and the metrics (without `inputs`, every field but
 the last len(labels), default one, is an input; predict feeds forward's positional parameters).
 
-Under the launcher (several trainers), as Paddle's: the network trains through paddle.DataParallel,
-each trainer reads its share of a Dataset (DistributedBatchSampler), the metrics see every trainer's
+Under the launcher (several trainers), as Paddle's: the network trains through paddle.DataParallel
+(static mode: the train program from Fleet's collective optimizer, gradients all-reduced in it), each
+trainer reads its share of a Dataset (DistributedBatchSampler), the metrics see every trainer's
 batch (all_gather), and only trainer 0 prints and saves.
 """
 
@@ -34,6 +35,11 @@ def _list(value) -> list:
     return list(value) if isinstance(value, (list, tuple)) else [value]
 
 
+def _shape_of(size) -> tuple:
+    """An InputSpec's shape or a shape, as a tuple (None for a dimension known at run time)."""
+    return tuple(getattr(size, "shape", size)) if not isinstance(size, int) else (size,)
+
+
 def _numpy(value) -> np.ndarray:
     return value.numpy() if isinstance(value, Tensor) else np.asarray(value)
 
@@ -48,11 +54,7 @@ class Model:
         env = ParallelEnv()
         self._nranks, self._rank, self._forward = env.world_size, env.rank, network
         self._adapter = None  # static mode: the programs (static_adapter.py), made by prepare
-        if self._nranks > 1 and not in_dynamic_mode():
-            raise NotImplementedError(
-                "paddle.Model: static mode under the launcher is not built here; train dynamically"
-            )
-        if self._nranks > 1:
+        if self._nranks > 1 and in_dynamic_mode():  # static mode: Fleet's collective programs (the adapter)
             from ..distributed.parallel import DataParallel
 
             init_parallel_env()
@@ -76,9 +78,8 @@ class Model:
         return self.network.parameters(*args, **kwargs)
 
     def summary(self, input_size=None, dtype=None) -> dict:
-        if self._adapter is not None:
-            raise NotImplementedError("Model.summary in static mode is not built here; call it in dynamic mode")
-        size = input_size or [tuple(-1 if d is None else d for d in spec.shape) for spec in _list(self._inputs or [])]
+        """paddle.summary of the network over input_size (shapes or InputSpecs), by default the input specs."""
+        size = [_shape_of(s) for s in _list(input_size if input_size is not None else self._inputs or [])]
         if not size:
             raise ValueError("Model.summary: expected input_size (or inputs given to Model)")
         return _summary(self.network, size if len(size) > 1 else size[0], dtype)
@@ -110,8 +111,9 @@ class Model:
             return _numpy(value)
         from ..distributed.collective import all_gather
 
+        init_parallel_env()  # static mode: joined already when the startup program trains (else here)
         parts: list = []
-        all_gather(parts, value if isinstance(value, Tensor) else to_tensor(np.asarray(value)))
+        all_gather(parts, value if isinstance(value, Tensor) else Tensor(np.asarray(value)))
         return np.concatenate([p.numpy() for p in parts])
 
     def _metric_logs(self, outputs, labels, logs) -> None:
@@ -127,7 +129,7 @@ class Model:
         losses, groups = self._adapter.run(mode, _list(inputs) + (_list(labels) if labels is not None else []))
         logs: dict = {}
         for metric, computed in zip(self._metrics, groups):
-            for name, value in zip(_list(metric.name()), _list(metric.update(*computed))):
+            for name, value in zip(_list(metric.name()), _list(metric.update(*map(self._gathered, computed)))):
                 logs[name] = value
         return [np.asarray(loss) for loss in losses], logs
 
@@ -293,19 +295,21 @@ class Model:
 
     # -- saving ------------------------------------------------------------------------------------
     def save(self, path: str, training: bool = True) -> None:
-        """training: path.pdparams (and path.pdopt); else an inference model of the network (paddle.jit.save).
-        Under the launcher only trainer 0 writes."""
+        """training: path.pdparams (and path.pdopt); else an inference model of the network, the files
+        paddle.static.save_inference_model writes (paddle.jit.save in dynamic mode, the predict program
+        in static mode). Under the launcher only trainer 0 writes."""
         if self._rank != 0:
             return
-        if self._adapter is not None:
-            if not training:
-                raise NotImplementedError(
-                    "Model.save(training=False) in static mode is not built here; save dynamically"
-                )
-            self._adapter.save(path)
-            return
+        if not os.path.basename(path):
+            raise ValueError(f"Model.save: path expected 'dirname/file_prefix' or 'file_prefix', got {path!r}")
         if os.path.dirname(path):
             os.makedirs(os.path.dirname(path), exist_ok=True)
+        if self._adapter is not None:
+            if training:
+                self._adapter.save(path)
+            else:
+                self._adapter.save_inference_model(path)
+            return
         if not training:
             from ..jit import save as jit_save
 

@@ -1,6 +1,10 @@
 """paddle.Model in static mode, as Paddle 2.0's StaticGraphAdapter: the network, loss and metrics built
 once per mode into programs over the input and label specs (train: with the optimizer's ops; eval and
-predict: the forward cloned for test), run by one Executor on the model's own scope."""
+predict: the forward cloned for test), run by one Executor on the model's own scope.
+
+Under the launcher the train program is made as Paddle's adapter makes it, by Fleet's collective
+optimizer: each gradient is all-reduced and averaged in the program, and the startup program joins
+the trainers' ring and broadcasts trainer 0's parameters, so every trainer steps the same parameters."""
 
 from __future__ import annotations
 
@@ -49,15 +53,28 @@ class StaticAdapter:
         if m._optimizer is not None and losses:
             with program_guard(main, self.startup):
                 total = losses[0] if len(losses) == 1 else sum(losses[1:], losses[0])
-                m._optimizer.minimize(total)
+                self._minimizer().minimize(total, self.startup)
         self.programs["train"] = (main, feeds, losses, computed)
 
-    def run(self, mode: str, fields: list):
+    def _minimizer(self):
+        """The model's optimizer; under the launcher, Fleet's collective one wrapping it."""
+        if self.model._nranks == 1:
+            return self.model._optimizer
+        from ..distributed import fleet
+
+        fleet.init(is_collective=True)
+        return fleet.distributed_optimizer(self.model._optimizer)
+
+    def _ready(self) -> None:
+        """The programs built and the startup program run, once."""
         if not self.programs:
             self._build()
         if not self._started:
             self.exe.run(self.startup, scope=self.scope)
             self._started = True
+
+    def run(self, mode: str, fields: list):
+        self._ready()
         program, feeds, fetches, computed = self.programs[mode]
         feed = {name: np.asarray(f.numpy() if hasattr(f, "numpy") else f) for name, f in zip(feeds, fields)}
         flat = [v for group in computed for v in group]
@@ -71,23 +88,30 @@ class StaticAdapter:
         return head, groups
 
     def state_dict(self) -> dict:
-        if not self.programs:
-            self._build()
-            self.exe.run(self.startup, scope=self.scope)
-            self._started = True
+        self._ready()
         program = self.programs["train"][0]
         return {p.name: np.array(self.scope.vars[p.name]) for p in program.all_parameters()}
 
     def save(self, path: str) -> None:
         from ..store.persistence import save
 
-        self.state_dict()
+        self._ready()
         with scope_guard(self.scope):
             save(self.programs["train"][0], path)
 
     def load(self, path: str) -> None:
         from ..store.persistence import load
 
-        self.state_dict()
+        self._ready()
         with scope_guard(self.scope):
             load(self.programs["train"][0], path, self.exe)
+
+    def save_inference_model(self, path: str) -> None:
+        """The predict program and its parameters as paddle.static.save_inference_model writes them
+        (Paddle's adapter saves its test program likewise)."""
+        from ..store.persistence import static_save_inference_model
+
+        self._ready()
+        program, feeds, fetches, _ = self.programs["predict"]
+        with scope_guard(self.scope):
+            static_save_inference_model(path, feeds, fetches, self.exe, program)
