@@ -1,13 +1,12 @@
 """`fluid.compiler`: CompiledProgram (data parallelism over CPU_NUM replicas), BuildStrategy and
-ExecutionStrategy. See executor/parallel.py for how the replicas run."""
+ExecutionStrategy (executor/strategy.py). See executor/parallel.py for how the replicas run."""
 
 from __future__ import annotations
-
-import enum
 
 from .. import compat as cpt  # noqa: F401  (Paddle's compiler module re-exports these)
 from ..executor.parallel import DataParallel, cpu_num
 from ..executor.place import CPUPlace, CUDAPlace, cuda_places  # noqa: F401
+from ..executor.strategy import BuildStrategy, ExecutionStrategy
 from ..ir import FleetgraphError, FleetgraphTypeError, Program
 
 
@@ -19,57 +18,6 @@ def cpu_places(device_count=None) -> list:
 def xpu_places(device_ids=None) -> list:
     """Paddle's XPU (Baidu Kunlun) places; as in a Paddle build without XPU support, an error."""
     raise AssertionError("Not compiled with XPU (fleetgraph has no XPU places; use cpu_places())")
-
-
-class BuildStrategy:
-    """How a data-parallel program is built. reduce_strategy: AllReduce (every replica updates every
-    parameter) or Reduce (one owner per parameter, then a broadcast): in one process both give the
-    same parameters. The fusion and memory options are accepted; our replicas share one address space,
-    so there is nothing for them to fuse or free."""
-
-    class ReduceStrategy(enum.IntEnum):
-        AllReduce = 0
-        Reduce = 1
-
-    class GradientScaleStrategy(enum.IntEnum):
-        CoeffNumDevice = 0
-        One = 1
-        Customized = 2
-
-    def __init__(self) -> None:
-        self.reduce_strategy = BuildStrategy.ReduceStrategy.AllReduce
-        self.gradient_scale_strategy = BuildStrategy.GradientScaleStrategy.CoeffNumDevice
-        self.fuse_all_reduce_ops = False
-        self.fuse_all_optimizer_ops = False
-        self.fuse_elewise_add_act_ops = False
-        self.fuse_broadcast_ops = False
-        self.fuse_relu_depthwise_conv = False
-        self.enable_inplace = False
-        self.memory_optimize = False
-        self.enable_sequential_execution = False
-        self.sync_batch_norm = False
-        self.num_trainers = 1
-        self.trainer_id = 0
-        self.debug_graphviz_path = ""
-        self.async_mode = False
-
-    def __repr__(self) -> str:
-        return f"BuildStrategy(reduce_strategy={self.reduce_strategy.name})"
-
-
-class ExecutionStrategy:
-    """How a data-parallel program runs: num_threads (the replicas run on one thread each; 0 lets
-    the replica count decide), num_iteration_per_drop_scope and use_thread_barrier are accepted."""
-
-    def __init__(self) -> None:
-        self.num_threads = 0
-        self.num_iteration_per_drop_scope = 100
-        self.num_iteration_per_run = 1
-        self.use_thread_barrier = False
-        self.allow_op_delay = False
-
-    def __repr__(self) -> str:
-        return f"ExecutionStrategy(num_threads={self.num_threads})"
 
 
 class CompiledProgram:
