@@ -132,3 +132,24 @@ def test_two_parameters_of_one_name_trace_to_two_program_parameters(tmp_path):
     assert len(params) == 4 and len(set(params)) == 4
     paddle.jit.save(model, str(tmp_path / "model"))
     np.testing.assert_allclose(paddle.jit.load(str(tmp_path / "model"))(x).numpy(), want, rtol=1e-6)
+
+
+def test_paddle_jit_traced_layer_runs_and_saves_what_the_layer_computes_eagerly(tmp_path):
+    """paddle.jit.TracedLayer is fluid.dygraph.TracedLayer: trace, run the program, save, load."""
+    assert paddle.jit.TracedLayer is paddle.fluid.dygraph.TracedLayer
+    paddle.disable_static()
+    paddle.seed(2)
+    layer = paddle.nn.Sequential(paddle.nn.Linear(4, 8), paddle.nn.Tanh(), paddle.nn.Linear(8, 3))
+    x = np.random.default_rng(1).normal(size=(5, 4)).astype("float32")
+    eager = layer(paddle.to_tensor(x)).numpy()
+    out, traced = paddle.jit.TracedLayer.trace(layer, inputs=[paddle.to_tensor(x)])
+    np.testing.assert_allclose(out.numpy(), eager, rtol=1e-6)
+    (ran,) = traced([x])
+    np.testing.assert_allclose(ran, eager, rtol=1e-5)
+    traced.save_inference_model(str(tmp_path / "traced"))
+    paddle.enable_static()
+    exe = paddle.static.Executor(paddle.CPUPlace())
+    with paddle.static.scope_guard(paddle.static.Scope()):
+        program, feeds, fetches = paddle.fluid.io.load_inference_model(str(tmp_path / "traced"), exe)
+        (loaded,) = exe.run(program, feed={feeds[0]: x}, fetch_list=fetches)
+    np.testing.assert_allclose(loaded, eager, rtol=1e-5)
