@@ -30,7 +30,10 @@ def _lenet_summary(capsys, static: bool):
     capsys.readouterr()
     info = model.summary()
     assert len(main.global_block().ops) == ops  # built aside: the model's programs are left alone
-    return capsys.readouterr().out, info
+    table = capsys.readouterr().out
+    assert model.summary((1, 1, 28, 28)) == model.summary([IMAGE]) == info  # input_size as Paddle's takes it
+    capsys.readouterr()
+    return table, info
 
 
 def test_static_summary_prints_the_table_dynamic_mode_prints(capsys):

@@ -35,9 +35,12 @@ def _list(value) -> list:
     return list(value) if isinstance(value, (list, tuple)) else [value]
 
 
-def _shape_of(size) -> tuple:
-    """An InputSpec's shape or a shape, as a tuple (None for a dimension known at run time)."""
-    return tuple(getattr(size, "shape", size)) if not isinstance(size, int) else (size,)
+def _shapes_of(input_size) -> list[tuple]:
+    """Model.summary's input_size (a shape, an InputSpec, or a list of them) as shape tuples."""
+    one = isinstance(input_size, tuple) or hasattr(input_size, "shape")
+    if one or (isinstance(input_size, list) and input_size and all(isinstance(d, int) for d in input_size)):
+        input_size = [input_size]
+    return [tuple(getattr(size, "shape", size)) for size in input_size]
 
 
 def _numpy(value) -> np.ndarray:
@@ -79,7 +82,7 @@ class Model:
 
     def summary(self, input_size=None, dtype=None) -> dict:
         """paddle.summary of the network over input_size (shapes or InputSpecs), by default the input specs."""
-        size = [_shape_of(s) for s in _list(input_size if input_size is not None else self._inputs or [])]
+        size = _shapes_of(input_size if input_size is not None else self._inputs or [])
         if not size:
             raise ValueError("Model.summary: expected input_size (or inputs given to Model)")
         return _summary(self.network, size if len(size) > 1 else size[0], dtype)
