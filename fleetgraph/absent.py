@@ -106,10 +106,6 @@ ABSENT: dict[str, str] = {
     ),
     "paddle.static.nn.deform_conv2d": DETECTION,
     "paddle.vision.ops": DETECTION,
-    "paddle.jit.TracedLayer": (
-        "the same class as fluid.dygraph.TracedLayer, which fleetgraph has; paddle.jit sits below the modules "
-        "TracedLayer needs (static's build strategies import jit), so it is reached there"
-    ),
     "paddle.distributed.split": (
         "row- and column-parallel linear and embedding layers across ranks (model parallelism) are not built; "
         "DataParallel and the collectives are"
