@@ -1,0 +1,83 @@
+"""SyncBatchNorm on real processes: a 2-rank job started by `launch --nproc_per_node 2`, each rank on
+half of every batch, ends where one process training BatchNorm on the whole batch ends, in dynamic
+mode (paddle.DataParallel) and in a static fleet collective program."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from dist_helpers import REPO, SCRIPTS
+
+sys.path.insert(0, SCRIPTS)
+import sync_batch_norm_job as job  # noqa: E402
+
+PARTS = ("dynamic", "static")
+
+
+@pytest.fixture(scope="module")
+def ranks(tmp_path_factory) -> list[dict]:
+    """One launched job for every assertion: each rank's saved arrays."""
+    out = tmp_path_factory.mktemp("sync_bn")
+    env = dict(os.environ, PYTHONPATH=REPO, FLEETGRAPH_RPC_TIMEOUT="30")
+    args = ["--nproc_per_node", "2", "--log_dir", str(out / "log"), os.path.join(SCRIPTS, "sync_batch_norm_job.py")]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "fleetgraph.distributed.launch", *args, str(out)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        log, _ = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, 9)
+            proc.communicate()
+    logs = "".join((out / "log" / f"workerlog.{r}").read_text()[-2000:] for r in range(2) if (out / "log").exists())
+    assert proc.returncode == 0, log[-3000:] + logs
+    return [dict(np.load(out / f"rank{r}.npz")) for r in range(2)]
+
+
+@pytest.fixture(scope="module")
+def oracle() -> dict:
+    """One process, BatchNorm, the whole batch: each part's results under the job's keys."""
+    from fleetgraph.dygraph import mode
+
+    old = mode._mode
+    try:
+        mode._mode = None
+        dynamic = job.dynamic()
+        static = job.static()
+    finally:
+        mode._mode = old
+    return {f"{part}/{k}": v for part, got in zip(PARTS, (dynamic, static)) for k, v in got.items()}
+
+
+def _close(got, want, what):
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6, err_msg=what)
+
+
+@pytest.mark.parametrize("part", PARTS)
+def test_two_ranks_losses_average_to_the_whole_batch_loss(ranks, oracle, part):
+    _close((ranks[0][f"{part}/losses"] + ranks[1][f"{part}/losses"]) / 2, oracle[f"{part}/losses"], part)
+
+
+@pytest.mark.parametrize("part", PARTS)
+def test_two_ranks_end_with_the_whole_batch_parameters_and_running_statistics(ranks, oracle, part):
+    names = sorted(k for k in oracle if k.startswith(f"{part}/state/"))
+    assert {n.split("/")[-1].split(".")[-1] for n in names} >= {"weight", "bias", "_mean", "_variance"}
+    for rank in ranks:
+        assert sorted(k for k in rank if k.startswith(f"{part}/state/")) == names
+        for name in names:
+            _close(rank[name], oracle[name], name)
+
+
+@pytest.mark.parametrize("part", PARTS)
+def test_eval_mode_normalizes_by_the_running_statistics_of_the_whole_batch(ranks, oracle, part):
+    for rank in ranks:
+        _close(rank[f"{part}/eval"], oracle[f"{part}/eval"], part)
