@@ -81,3 +81,20 @@ def test_two_ranks_end_with_the_whole_batch_parameters_and_running_statistics(ra
 def test_eval_mode_normalizes_by_the_running_statistics_of_the_whole_batch(ranks, oracle, part):
     for rank in ranks:
         _close(rank[f"{part}/eval"], oracle[f"{part}/eval"], part)
+
+
+def test_build_strategy_sync_batch_norm_normalizes_cpu_replicas_by_the_whole_batch(oracle):
+    """Two CPU replicas of one process with BuildStrategy.sync_batch_norm end as one replica on the
+    whole batch; without it each replica normalizes by its own half (and the running statistics
+    are replica 0's)."""
+    from fleetgraph.dygraph import mode
+
+    old = mode._mode
+    try:
+        synced = job.static(sync=True, replicas=2)
+        local = job.static(sync=False, replicas=2)
+    finally:
+        mode._mode = old
+    for key, got in synced.items():
+        _close(got, oracle[f"static/{key}"], key)
+    assert not np.allclose(local["state/bn._mean"], oracle["static/state/bn._mean"], rtol=1e-3)

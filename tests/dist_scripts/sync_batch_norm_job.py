@@ -73,14 +73,17 @@ def dynamic(rank=0, nranks=1, sync=False):
     return {"losses": np.array(losses), "eval": model(paddle.to_tensor(x_eval)).numpy(), **state}
 
 
-def static(rank=0, nranks=1, sync=False):
+def static(rank=0, nranks=1, sync=False, replicas=1):
+    """`replicas` > 1: one process's CPU replicas, BatchNorm layers and BuildStrategy.sync_batch_norm
+    = `sync`, the whole batch fed (CompiledProgram splits it)."""
     paddle.enable_static()
     main, startup = paddle.static.Program(), paddle.static.Program()
     main.random_seed = startup.random_seed = 1
     with paddle.static.program_guard(main, startup), unique_name.guard():
         x = paddle.static.data("x", [-1, 3, 4, 4], "float32")
         y = paddle.static.data("y", [-1, 1], "float32")
-        model = Net(nn.SyncBatchNorm, nn.SyncBatchNorm) if sync else Net(nn.BatchNorm2D, nn.BatchNorm1D)
+        sync_layers = sync and replicas == 1
+        model = Net(nn.SyncBatchNorm, nn.SyncBatchNorm) if sync_layers else Net(nn.BatchNorm2D, nn.BatchNorm1D)
         pred = model(x)
         loss = F.mse_loss(pred, y)
         test_program = main.clone(for_test=True)
@@ -91,11 +94,19 @@ def static(rank=0, nranks=1, sync=False):
         opt.minimize(loss)
     exe = paddle.static.Executor(paddle.CPUPlace())
     exe.run(startup)
+    program = main
+    if replicas > 1:
+        strategy = paddle.static.BuildStrategy()
+        strategy.sync_batch_norm = sync
+        program = paddle.static.CompiledProgram(main).with_data_parallel(
+            loss.name, build_strategy=strategy, places=paddle.static.cpu_places(replicas)
+        )
     *train, (x_eval, _) = batches()
     losses = []
     for xs, ys in train:
-        (value,) = exe.run(main, feed={"x": shard(xs, rank, nranks), "y": shard(ys, rank, nranks)}, fetch_list=[loss])
-        losses.append(float(np.asarray(value).reshape(-1)[0]))
+        feed = {"x": shard(xs, rank, nranks), "y": shard(ys, rank, nranks)}
+        (value,) = exe.run(program, feed=feed, fetch_list=[loss])
+        losses.append(float(np.mean(value)))  # the mean of the replicas' losses
     (out,) = exe.run(test_program, feed={"x": x_eval, "y": np.zeros((BATCH, 1), "float32")}, fetch_list=[pred])
     scope = paddle.static.global_scope()
     state = {f"state/{k}": np.array(scope.vars[v.name]) for k, v in model.state_dict().items()}
