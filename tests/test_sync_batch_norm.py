@@ -98,3 +98,38 @@ def test_build_strategy_sync_batch_norm_normalizes_cpu_replicas_by_the_whole_bat
     for key, got in synced.items():
         _close(got, oracle[f"static/{key}"], key)
     assert not np.allclose(local["state/bn._mean"], oracle["static/state/bn._mean"], rtol=1e-3)
+
+
+def test_sync_batch_norm_exports_for_inference_as_batch_normalization():
+    import onnx
+    from onnx.reference import ReferenceEvaluator
+
+    import fleetgraph as paddle
+    from fleetgraph.dygraph import mode
+    from fleetgraph.ir import unique_name
+    from fleetgraph.onnx.export import export
+
+    old = mode._mode
+    try:
+        paddle.enable_static()
+        main, startup = paddle.static.Program(), paddle.static.Program()
+        with paddle.static.program_guard(main, startup), unique_name.guard():
+            x = paddle.static.data("x", [-1, 3, 4, 4], "float32")
+            norm = paddle.nn.SyncBatchNorm(3)
+            norm.eval()
+            y = norm(x)
+        scope = paddle.static.Scope()
+        exe = paddle.static.Executor(paddle.CPUPlace())
+        exe.run(startup, scope=scope)
+        scope.vars[norm._mean.name] = np.array([0.5, -1.0, 2.0], "float32")
+        scope.vars[norm._variance.name] = np.array([4.0, 0.25, 1.0], "float32")
+        feed = np.random.default_rng(0).normal(size=(2, 3, 4, 4)).astype("float32")
+        (want,) = exe.run(main, feed={"x": feed}, fetch_list=[y], scope=scope)
+        model = export(main, ["x"], [y.name], scope.vars)
+    finally:
+        mode._mode = old
+    onnx.checker.check_model(model, full_check=True)
+    assert [n.op_type for n in model.graph.node if n.op_type != "Identity"] == ["BatchNormalization"]
+    (got,) = ReferenceEvaluator(model).run(None, {"x": feed})
+    _close(got, want, "onnx")
+    _close(want, (feed - [[[0.5]], [[-1.0]], [[2.0]]]) / np.sqrt(np.array([4.0, 0.25, 1.0])[:, None, None] + 1e-5), "y")
