@@ -25,6 +25,8 @@ xps = pytest.importorskip("array_api_strict")
 NUMPY_ONLY: dict[str, str] = {
     "batch_norm": "batch norm: cuDNN on a GPU",
     "batch_norm_grad": "batch norm: cuDNN on a GPU",
+    "sync_batch_norm": "batch_norm's kernel, its statistics all-reduced",
+    "sync_batch_norm_grad": "batch_norm_grad's kernel, its sums all-reduced",
     "dropout": "its mask comes from the per-variable NumPy Generator streams (ops/rng.py)",
     "dropout_grad": "follows dropout's mask",
     "lookup_table_grad": "the dense gradient is a scatter-add (np.add.at), which the standard lacks",

@@ -17,7 +17,7 @@ from op_cases.conv_nd import (
 
 import fleetgraph as paddle
 from fleetgraph.initializer import NumpyArrayInitializer
-from fleetgraph.ir import Program, program_guard, unique_name
+from fleetgraph.ir import FleetgraphError, Program, program_guard, unique_name
 
 F = paddle.nn.functional
 nn = paddle.nn
@@ -351,10 +351,10 @@ def test_batch_norm_layers_normalize_by_batch_statistics_while_training(mode):
     close(got, (x5 - m) / np.sqrt(v + 1e-5) * w + b, 1e-5)
 
 
-def test_sync_batch_norm_refuses_training_under_several_ranks(monkeypatch):
+def test_sync_batch_norm_training_under_several_ranks_needs_their_ring(monkeypatch):
     monkeypatch.setenv("PADDLE_TRAINERS_NUM", "2")
     layer = nn.SyncBatchNorm(3)
-    with pytest.raises(NotImplementedError, match="2 ranks"):
+    with pytest.raises(FleetgraphError, match="2 ranks.*init_parallel_env"):
         layer(paddle.to_tensor(xn))
     layer.eval()
     close(layer(paddle.to_tensor(xn)).numpy(), xn / np.sqrt(1 + 1e-5), 1e-5)

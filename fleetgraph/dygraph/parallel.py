@@ -34,7 +34,7 @@ def init_ring(rank: int, nranks: int, endpoints: list[str]) -> None:
         return
     from ..executor.comm import process_comm
 
-    if RING_ID in process_comm()._rings:
+    if process_comm().has_ring(RING_ID):
         return
     if len(endpoints) != nranks:
         raise FleetgraphError(
@@ -43,6 +43,13 @@ def init_ring(rank: int, nranks: int, endpoints: list[str]) -> None:
         )
     attrs = {"nranks": nranks, "rank": rank, "ring_id": RING_ID, "endpoints": list(endpoints)}
     run_op("c_comm_init", {}, {}, attrs)
+
+
+def ring_started() -> bool:
+    """Whether this process has joined the trainers' ring (init_parallel_env)."""
+    from ..executor.comm import process_comm
+
+    return process_comm().has_ring(RING_ID)
 
 
 def init_parallel_env() -> ParallelEnv:

@@ -21,9 +21,10 @@ class Executor:
         self.xp = self.place.array_module()
         self.plans = Plans()
 
-    def context(self, program: Program, scope: Scope, env: dict, plan: Plan) -> RunContext | None:
-        """The run context of `plan`'s run on `env`, when one of its kernels needs one."""
-        return RunContext(self.plans, program, scope, env, self.xp) if plan.context_steps else None
+    def context(self, program: Program, scope: Scope, env: dict, plan: Plan, comm=None) -> RunContext | None:
+        """The run context of `plan`'s run on `env`, when one of its kernels needs one (`comm`: a
+        replica's communicator, else the process's)."""
+        return RunContext(self.plans, program, scope, env, self.xp, comm) if plan.context_steps else None
 
     def run(
         self,

@@ -6,7 +6,8 @@ Steps of `DataParallel.run`:
      the list of per-replica feeds the caller gave;
   2. run the forward and backward ops of every replica on its own thread, each on its shard, all
      reading the shared parameters (NumPy releases the GIL in its large operations; the BLAS library
-     runs one thread per replica);
+     runs one thread per replica); with BuildStrategy.sync_batch_norm the batch norms are
+     sync_batch_norm ops, which all-reduce their statistics across the replicas (comm/threads.py);
   3. average each parameter's gradient over the replicas (sparse gradients: their rows together,
      scaled), which with equal shards is the gradient of the whole batch;
   4. run the optimize ops (and a learning-rate schedule's, clipping included; on a parameter-server
@@ -26,9 +27,12 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from ..ir import FleetgraphError, OpRole, Program
+from ..ir import FleetgraphError, OpRole, Program, get_op_def
+from ..ops._xp import copy, is_array
 from ..ops.lod_tensor import LoDTensor
 from ..ops.selected_rows import SelectedRows, merge_dense
+from .comm import process_comm
+from .comm.threads import ThreadGroup
 from .feed_fetch import feed_into, fetched
 from .native import one_blas_thread_each
 from .plan import set_scheduled_lr
@@ -59,9 +63,14 @@ class DataParallel:
     """A program split into its per-replica part (forward, backward) and its once-per-step part
     (`_ONCE`: the updates, a schedule, a trainer's communication), prepared for one program version."""
 
-    def __init__(self, program: Program, replicas: int) -> None:
-        self.program, self.replicas = program, replicas
+    def __init__(self, program: Program, replicas: int, sync_batch_norm: bool = False) -> None:
+        self.program, self.replicas, self.sync_batch_norm = program, replicas, sync_batch_norm
         self.replica = _with_ops(program, lambda op: not op.attrs.get("op_role", 0) & _ONCE)
+        if sync_batch_norm:
+            _sync_batch_norms(self.replica)
+        # a plan's steps hold the run context of their kernels: replicas that need one run copies
+        needs_context = any(get_op_def(op.type).needs_context for op in self.replica.global_block().ops)
+        self.copies = [self.replica if i == 0 or not needs_context else self.replica.clone() for i in range(replicas)]
         self.once = _with_ops(program, lambda op: op.attrs.get("op_role", 0) & _ONCE)
         block = self.once.global_block()
         read = {n for op in block.ops for n in op.input_arg_names}
@@ -73,16 +82,21 @@ class DataParallel:
         self.version = program._version
 
     def run(self, executor, feed, fetch_names: list[str], scope, return_numpy: bool) -> list:
-        def run(plan, program, env):
-            plan.run(env, executor.xp, executor.context(program, scope, env, plan))
+        def run(plan, program, env, comm=None):
+            plan.run(env, executor.xp, executor.context(program, scope, env, plan, comm))
 
         shards = _shards(feed, self.replicas)  # step 1
         replica_plan, once_plan = executor.plans.get(self.replica), executor.plans.get(self.once)
-        envs = [dict(scope.vars) for _ in shards]
+        envs = [_own_state(executor.xp, scope.vars, replica_plan.persist_outputs) for _ in shards]
         for env, shard in zip(envs, shards):
             feed_into(env, shard, replica_plan, executor.xp)
+        group = self._replica_group(len(shards))
+        tasks = [
+            lambda env=env, i=i, copy=copy: run(executor.plans.get(copy), copy, env, group and group.comm(i))
+            for i, (env, copy) in enumerate(zip(envs, self.copies))
+        ]
         with one_blas_thread_each(len(shards) > 1):  # step 2
-            _run_threads([lambda env=env: run(replica_plan, self.replica, env) for env in envs])
+            _run_threads(tasks, group)
         main = dict(scope.vars)  # step 3
         for grad in self.grads:
             values = [env[grad] for env in envs if env.get(grad) is not None]
@@ -103,6 +117,38 @@ class DataParallel:
             merged = _merge([fetched(env, name, self.program) for env in holding])
             out.append(merged if return_numpy else LoDTensor(merged, ()))
         return out
+
+    def _replica_group(self, replicas: int) -> ThreadGroup | None:
+        """The replicas' collective group, for sync_batch_norm across them (None: nothing to sync)."""
+        if not self.sync_batch_norm or replicas == 1:
+            return None
+        comm = process_comm()
+        if comm.has_ring(0) and comm.ring(0).nranks > 1:
+            raise NotImplementedError(
+                f"BuildStrategy.sync_batch_norm: {replicas} replicas (CPU_NUM) in each of the job's "
+                f"{comm.ring(0).nranks} processes; expected CPU_NUM=1 (the processes' ring syncs them) or one process"
+            )
+        return ThreadGroup(replicas)
+
+
+def _own_state(xp, variables: dict, written: list[str]) -> dict:
+    """A replica's variables: the scope's, with its own copy of the state its ops update in place
+    (batch norm's running statistics), so no replica's update lands in another's."""
+    env = dict(variables)
+    for name in written:
+        value = env.get(name)
+        if is_array(xp, value):
+            env[name] = copy(xp, value)
+    return env
+
+
+def _sync_batch_norms(program: Program) -> None:
+    """Paddle's sync_batch_norm pass: batch_norm and its gradient become sync_batch_norm's (same slots
+    and attrs), in the replicas' program only."""
+    for op in program.global_block().ops:
+        if op.type in ("batch_norm", "batch_norm_grad"):
+            op.type = "sync_" + op.type
+    program._bump()
 
 
 def _with_ops(program: Program, keep) -> Program:
@@ -162,13 +208,16 @@ _POOL: ThreadPoolExecutor | None = None
 _POOL_LOCK = threading.Lock()
 
 
-def _run_threads(tasks) -> None:
+def _run_threads(tasks, group: ThreadGroup | None = None) -> None:
     """Run the replicas on the process's replica threads (kept between steps: a thread's allocator
-    arena and stack stay warm), the first error raised here."""
+    arena and stack stay warm), the first error raised here; a failing replica aborts the waits of
+    the others in `group`."""
     global _POOL
     if len(tasks) == 1:
         tasks[0]()
         return
+    if group is not None:
+        tasks = [_aborting(task, group) for task in tasks]
     with _POOL_LOCK:
         if _POOL is None or _POOL._max_workers < len(tasks):
             _POOL = ThreadPoolExecutor(max_workers=len(tasks), thread_name_prefix="replica")
@@ -176,6 +225,17 @@ def _run_threads(tasks) -> None:
     futures = [pool.submit(task) for task in tasks]
     for future in futures:
         future.result()
+
+
+def _aborting(task, group: ThreadGroup):
+    def run():
+        try:
+            task()
+        except BaseException as e:
+            group.abort(e)
+            raise
+
+    return run
 
 
 def _average(xp, values):

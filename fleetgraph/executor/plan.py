@@ -83,10 +83,11 @@ class Plans:
 class RunContext:
     """What a kernel flagged `needs_context` sees of the run: the program and scope, the run's
     variables (`env`), its sub-blocks (run through `plans` on the same variables) and the process's
-    communicator."""
+    communicator (`comm`: a replica's, else the process's)."""
 
-    def __init__(self, plans: Plans, program: Program, scope: Scope, env: dict, xp) -> None:
+    def __init__(self, plans: Plans, program: Program, scope: Scope, env: dict, xp, comm=None) -> None:
         self.plans, self.program, self.scope, self.env, self.xp = plans, program, scope, env, xp
+        self._comm = comm
         self.op = None  # the op whose kernel holds this context (see `at`)
         self._blocks_run: set[int] = set()  # shared by every op's view of one run
 
@@ -109,6 +110,8 @@ class RunContext:
 
     @property
     def comm(self):
+        if self._comm is not None:
+            return self._comm
         from .comm import process_comm
 
         return process_comm()

@@ -10,8 +10,10 @@ import enum
 class BuildStrategy:
     """How a data-parallel program is built. reduce_strategy: AllReduce (every replica updates every
     parameter) or Reduce (one owner per parameter, then a broadcast): in one process both give the
-    same parameters. The fusion and memory options are accepted; our replicas share one address space,
-    so there is nothing for them to fuse or free."""
+    same parameters. sync_batch_norm: the replicas' batch norms normalize by the statistics of the
+    whole batch (sync_batch_norm ops all-reduced across the replicas), as Paddle's. The fusion and
+    memory options are accepted; our replicas share one address space, so there is nothing for them
+    to fuse or free."""
 
     class ReduceStrategy(enum.IntEnum):
         AllReduce = 0

@@ -62,7 +62,7 @@ def _pool2d(e: Emitter, op) -> None:
     e.node("MaxPool" if is_max else "AveragePool", [x], out, **attrs)
 
 
-@exports("batch_norm")
+@exports("batch_norm", "sync_batch_norm")
 def _batch_norm(e: Emitter, op) -> None:
     if not (op.attr("use_global_stats") or (op.attr("is_test") and not op.attr("trainable_statistics"))):
         raise UnsupportedOp("training mode (batch statistics); expected is_test (prune or clone(for_test=True))")

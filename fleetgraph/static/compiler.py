@@ -53,9 +53,14 @@ class CompiledProgram:
         return len(self._places) if self._places else cpu_num()
 
     def _runner(self) -> DataParallel:
-        runner = self._data_parallel
-        if runner is None or runner.version != self._program._version or runner.replicas != self.replicas:
-            runner = self._data_parallel = DataParallel(self._program, self.replicas)
+        runner, sync = self._data_parallel, bool(self._build_strategy.sync_batch_norm)
+        if (
+            runner is None
+            or runner.version != self._program._version
+            or runner.replicas != self.replicas
+            or runner.sync_batch_norm != sync
+        ):
+            runner = self._data_parallel = DataParallel(self._program, self.replicas, sync)
         return runner
 
     def __getattr__(self, name):

@@ -1,8 +1,10 @@
 """Cases for nn ops (conv2d, pool2d, batch_norm, dropout, embeddings) and metrics."""
 
+from dataclasses import replace
+
 import numpy as np
 
-from . import case, positive, rand
+from . import CASES, case, positive, rand
 
 # -- naive references: one loop per output element, written without the kernels' tricks ------------
 
@@ -281,6 +283,19 @@ for _mode in ({"is_test": True}, {"use_global_stats": True}):
             "SavedVariance": 1 / np.sqrt(Variance + epsilon),
         },
     )
+
+case(
+    "batch_norm",
+    {"X": rand(2, 3, 2, 1, 2), "Scale": positive(3, seed=10), "Bias": rand(3, seed=11), **_bn_stats},
+    outputs=_bn_outputs,
+    loss_outputs=("Y",),
+    no_grad=("Mean", "Variance"),
+    name="ncdhw_train",
+    reference=_bn_train_ref,
+)
+# In a job of one process sync_batch_norm is batch_norm: the same cases (over ranks: test_sync_batch_norm.py).
+for _case in list(CASES["batch_norm"]):
+    CASES.setdefault("sync_batch_norm", []).append(replace(_case, op_type="sync_batch_norm"))
 
 # -- dropout (deterministic settings here; random masks in test_ops_nn.py) -------------------------
 

@@ -43,6 +43,10 @@ class ProcessComm:
         self._rings[ring_id] = Ring(self.context, nranks, rank, endpoints, ring_id)
         return self._rings[ring_id]
 
+    def has_ring(self, ring_id: int = 0) -> bool:
+        """Whether ring `ring_id` was started (a job of one process starts none)."""
+        return ring_id in self._rings
+
     def ring(self, ring_id: int = 0) -> Collective:
         if ring_id not in self._rings:
             raise FleetgraphError(

@@ -123,12 +123,28 @@ def batch_norm(
     name=None,
 ):
     """Batch statistics while training (updating the running ones in place), the running ones in eval."""
-    helper = LayerHelper("batch_norm", name, inputs=x)
+    args = (running_mean, running_var, weight, bias, training, momentum, epsilon, data_format, use_global_stats)
+    return append_batch_norm("batch_norm", x, *args, name=name)
+
+
+_CHANNELS_FIRST, _CHANNELS_LAST = ("NC", "NCL", "NCHW", "NCDHW"), ("NLC", "NHWC", "NDHWC")
+
+
+def append_batch_norm(
+    op_type, x, running_mean, running_var, weight, bias, training, momentum, epsilon, data_format, use_global_stats,
+    name=None,
+):  # fmt: skip
+    """batch_norm's op, or sync_batch_norm's (SyncBatchNorm): the same slots and attrs."""
+    if data_format not in _CHANNELS_FIRST + _CHANNELS_LAST:
+        raise ValueError(
+            f"{op_type}: data_format {data_format!r}; expected one of {', '.join(_CHANNELS_FIRST + _CHANNELS_LAST)}"
+        )
+    helper = LayerHelper(op_type, name, inputs=x)
     out = helper.create_variable_for_type_inference(x.dtype)
     saved_mean = helper.create_variable_for_type_inference(x.dtype, stop_gradient=True)
     saved_var = helper.create_variable_for_type_inference(x.dtype, stop_gradient=True)
     helper.append_op(
-        "batch_norm",
+        op_type,
         {"X": [x], "Scale": [weight], "Bias": [bias], "Mean": [running_mean], "Variance": [running_var]},
         {
             "Y": [out],
@@ -141,7 +157,7 @@ def batch_norm(
             "momentum": float(momentum),
             "epsilon": float(epsilon),
             "is_test": not training,
-            "data_layout": "NCHW" if data_format in ("NC", "NCL", "NCHW", "NCDHW") else "NHWC",
+            "data_layout": "NCHW" if data_format in _CHANNELS_FIRST else "NHWC",
             "use_global_stats": bool(use_global_stats) if use_global_stats is not None else False,
         },
     )

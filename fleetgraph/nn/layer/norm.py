@@ -7,14 +7,19 @@ from __future__ import annotations
 import math
 
 from ...dygraph.dispatch import bind
-from ...dygraph.parallel import get_world_size
+from ...dygraph.parallel import get_world_size, ring_started
+from ...dygraph.tensor import Tensor
 from ...initializer import Constant, Normal
+from ...ir import FleetgraphError
 from ...param_attr import ParamAttr
 from .. import functional as F
+from ..functional.norm import append_batch_norm
 from .layers import Layer
 
 
 class _BatchNormBase(Layer):
+    _op_type = "batch_norm"
+
     def __init__(
         self,
         num_features,
@@ -40,7 +45,8 @@ class _BatchNormBase(Layer):
         self._variance = self.create_parameter([c], variance)
 
     def forward(self, x):
-        return F.batch_norm(
+        return append_batch_norm(
+            self._op_type,
             x,
             self._mean,
             self._variance,
@@ -71,10 +77,11 @@ class BatchNorm3D(_BatchNormBase):
 
 
 class SyncBatchNorm(_BatchNormBase):
-    """BatchNorm whose training statistics, in Paddle's collective jobs, are those of the global
-    batch (all-reduced over the ranks). Here they are not all-reduced: on one process it is exactly
-    BatchNorm, and training it in a job of more than one rank raises NotImplementedError rather than
-    normalize by each rank's local statistics."""
+    """BatchNorm whose training statistics are those of the job's whole batch: its sync_batch_norm
+    op all-reduces them over the trainers' ring (and its gradient the sums it needs); on one
+    process it is exactly BatchNorm. Eval mode normalizes by the running statistics."""
+
+    _op_type = "sync_batch_norm"
 
     def __init__(
         self, num_features, momentum=0.9, epsilon=1e-05, weight_attr=None, bias_attr=None, data_format="NCHW",
@@ -83,10 +90,10 @@ class SyncBatchNorm(_BatchNormBase):
         super().__init__(num_features, momentum, epsilon, weight_attr, bias_attr, data_format, None, name)
 
     def forward(self, x):
-        if self.training and get_world_size() > 1:
-            raise NotImplementedError(
-                f"SyncBatchNorm: training under {get_world_size()} ranks needs all-reduced batch statistics, "
-                "which are not supported; expected a single process (or eval mode)"
+        if self.training and isinstance(x, Tensor) and get_world_size() > 1 and not ring_started():
+            raise FleetgraphError(
+                f"SyncBatchNorm: training under {get_world_size()} ranks all-reduces the batch statistics over "
+                "the trainers' ring, which is not started; call paddle.distributed.init_parallel_env() first"
             )
         return super().forward(x)
 
