@@ -108,6 +108,25 @@ def assert_all_exit_zero(results: dict[str, tuple[int, str]]) -> None:
     assert not bad, "\n".join(f"--- {n} exited {code}:\n{out[-3000:]}" for n, (code, out) in bad.items())
 
 
+def run_collective_job(argv: list[str], nranks: int = 2, timeout: float = 120) -> dict[str, tuple[int, str]]:
+    """Run `python argv...` as the ranks of a collective job (roles from the environment, Paddle's
+    variables); asserts every rank exits 0 and returns {name: (exit status, output)}."""
+    ranks = endpoints(nranks)
+    with ProcessGroup(timeout=timeout) as group:
+        for rank, ep in enumerate(ranks):
+            env = {
+                "PADDLE_TRAINER_ENDPOINTS": ",".join(ranks),
+                "PADDLE_TRAINER_ID": str(rank),
+                "PADDLE_TRAINERS_NUM": str(nranks),
+                "PADDLE_CURRENT_ENDPOINT": ep,
+                "FLEETGRAPH_RPC_TIMEOUT": "30",
+            }
+            group.start(f"rank {rank}", argv, env=env)
+        results = group.wait()
+    assert_all_exit_zero(results)
+    return results
+
+
 def wait_for_cpu(pid: int, seconds: float, limit_s: float = 60) -> None:
     """Until process `pid` has used `seconds` of CPU (however loaded the machine is): a process past
     its imports and start-up, without a fixed sleep that is too short on a busy machine and too long

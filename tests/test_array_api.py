@@ -59,7 +59,15 @@ NOT_RUN_HERE = {
         "draws from the counter-based NumPy streams (ops/counter_rng.py): a GPU draws its own",
     ),
     **dict.fromkeys(
-        ["c_allreduce_sum", "c_broadcast", "c_comm_init", "c_sync_calc_stream", "c_sync_comm_stream"],
+        [
+            "c_allreduce_sum",
+            "c_broadcast",
+            "c_comm_init",
+            "c_sync_calc_stream",
+            "c_sync_comm_stream",
+            "c_allgather",
+            "c_reducescatter",
+        ],  # fmt: skip
         "communication: the ring moves host NumPy arrays (NCCL's path on a GPU); tests/test_overlap.py",
     ),
     **dict.fromkeys(

@@ -101,9 +101,19 @@ def _fail():
     raise RuntimeError("trainer fails on purpose")
 
 
-def test_fleet_util_is_a_util_base_and_split_says_why():
+def test_fleet_util_is_a_util_base():
     assert isinstance(paddle.distributed.fleet.util, paddle.distributed.fleet.UtilBase)
-    from fleetgraph import absent
 
-    with pytest.raises(absent.NotInFleetgraph, match="model parallelism"):
-        _ = paddle.distributed.split
+
+def test_static_all_gather_appends_c_allgather_and_splits_it_per_rank(monkeypatch):
+    """Paddle 2.0's: c_allgather over the job's ranks (ParallelEnv's), then split along axis 0."""
+    monkeypatch.setenv("PADDLE_TRAINERS_NUM", "2")
+    paddle.enable_static()
+    main = paddle.static.Program()
+    with paddle.static.program_guard(main, paddle.static.Program()):
+        parts = []
+        paddle.distributed.all_gather(parts, paddle.static.data("x", [2, 3], "float32"))
+    ops = main.global_block().ops
+    assert [op.type for op in ops] == ["c_allgather", "split"]
+    assert ops[0].attrs["nranks"] == 2 and ops[0].attrs["use_calc_stream"]
+    assert [p.shape for p in parts] == [(2, 3), (2, 3)]

@@ -9,7 +9,7 @@ import re
 
 import numpy as np
 import pytest
-from dist_helpers import SCRIPTS, ProcessGroup, assert_all_exit_zero, endpoints
+from dist_helpers import SCRIPTS, ProcessGroup, assert_all_exit_zero, endpoints, run_collective_job
 from dist_scripts import fleet_fluid_ps, fleet_ps
 from models import global_batches
 
@@ -177,19 +177,7 @@ def test_seed_004_sparse_embedding_trains_from_a_dataset_in_every_strategy(tmp_p
 
 def test_collective_job_equals_one_process(tmp_path):
     steps, batch = 8, 8
-    ranks = endpoints(2)
-    argv = [os.path.join(SCRIPTS, "fleet_collective.py"), "--out", str(tmp_path), "--steps", str(steps)]
-    with ProcessGroup(timeout=120) as group:
-        for rank, ep in enumerate(ranks):
-            env = {
-                "PADDLE_TRAINER_ENDPOINTS": ",".join(ranks),
-                "PADDLE_TRAINER_ID": str(rank),
-                "PADDLE_TRAINERS_NUM": "2",
-                "PADDLE_CURRENT_ENDPOINT": ep,
-                **RPC,
-            }
-            group.start(f"rank {rank}", argv, env=env)
-        assert_all_exit_zero(group.wait())
+    run_collective_job([os.path.join(SCRIPTS, "fleet_collective.py"), "--out", str(tmp_path), "--steps", str(steps)])
     want, _ = fleet_ps_oracle("mlp", steps, 2 * batch)
     for rank in (0, 1):
         got = np.load(tmp_path / f"rank{rank}.npz")

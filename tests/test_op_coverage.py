@@ -43,7 +43,9 @@ NOT_DIFFERENTIABLE: dict[str, str] = {
     **dict.fromkeys(GRADIENT_PLUMBING, "packs or merges gradients after backward, for clipping or all-reduce"),
     **dict.fromkeys(OPTIMIZERS, "an optimizer update: it runs after backward, on gradients"),
     "average_accumulates": "ModelAverage's window sums of the parameters, after the optimizer",
-    **dict.fromkeys(COLLECTIVES, "communication: the transpilers put it in startup or on gradients after backward"),
+    **dict.fromkeys(
+        COLLECTIVES[1:], "communication: the transpilers put it in startup or on gradients after backward"
+    ),  # c_allreduce_sum differentiates: paddle.distributed.split all-reduces activations
     **dict.fromkeys(PSERVER_TRAFFIC, "parameter-server traffic: the distribute transpiler adds it after backward"),
     "distributed_lookup_table": "a prefetch from the pservers; its table's gradient is sent as sparse rows",
     **dict.fromkeys(("fake_init", "lookup_sparse_table_init"), "a pserver-side table initialiser"),

@@ -5,6 +5,7 @@ from ..data import InMemoryDataset, QueueDataset
 from ..dygraph.parallel import ParallelEnv, get_rank, get_world_size, init_parallel_env
 from . import fleet
 from .collective import ReduceOp, all_gather, all_reduce, barrier, broadcast, reduce, scatter
+from .model_parallel import split
 from .parallel import DataParallel
 from .spawn import spawn
 
@@ -17,6 +18,7 @@ __all__ = [
     "broadcast",
     "reduce",
     "scatter",
+    "split",
     "spawn",
     "InMemoryDataset",
     "ParallelEnv",

@@ -4,8 +4,9 @@ process's ring (init_parallel_env starts it; TCP between hosts, shared memory on
 
 The ring sums; MAX, MIN and PROD gather every rank's tensor (each writes its slot of a zero buffer,
 which one sum fills) and reduce locally, as exact as a reducing ring at n times its bytes. In a static
-program all_reduce(SUM) and broadcast append c_allreduce_sum and c_broadcast as Paddle's do; the other
-operations are refused there, by name. Only the default group (0) exists.
+program all_reduce(SUM), broadcast and all_gather append c_allreduce_sum, c_broadcast and c_allgather
+(then split) as Paddle's do; the other operations are refused there, by name. Only the default group
+(0) exists.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from ..dygraph.parallel import RING_ID, ParallelEnv
 from ..dygraph.tensor import Tensor
 from ..ir import FleetgraphError
 from ..ir.program import Variable
+from ..ops.model_parallel import gathered_by_sum
+from ..tensor_api import split
 
 
 class ReduceOp:
@@ -29,12 +32,16 @@ class ReduceOp:
 _REDUCE = {ReduceOp.MAX: np.max, ReduceOp.MIN: np.min, ReduceOp.PROD: np.prod}
 
 
-def _ring(what: str, group):
-    """The ring of this process (None for a job of one), after checking the group."""
+def _check_group(what: str, group) -> None:
     if isinstance(group, bool) or not isinstance(group, int):
         raise ValueError(f"The type of 'group' for {what} should be int.")
     if group != RING_ID:
         raise NotImplementedError(f"paddle.distributed.{what}: group {group}; only the default group 0 exists here")
+
+
+def _ring(what: str, group):
+    """The ring of this process (None for a job of one), after checking the group."""
+    _check_group(what, group)
     if ParallelEnv().world_size <= 1:
         return None
     from ..executor.comm import process_comm
@@ -53,14 +60,6 @@ def _static(what: str, tensor) -> bool:
     return False
 
 
-def _gathered(ring, value: np.ndarray, what: str) -> np.ndarray:
-    """Every rank's value, stacked in rank order: one sum of disjoint slots."""
-    env = ParallelEnv()
-    buffer = np.zeros((env.world_size, *value.shape), dtype=value.dtype)
-    buffer[env.rank] = value
-    return ring.allreduce(buffer, what)
-
-
 def all_reduce(tensor, op=ReduceOp.SUM, group=0):
     """Every rank's tensor becomes the reduction (SUM, MAX, MIN, PROD) of all ranks' tensors."""
     if op not in (ReduceOp.SUM, ReduceOp.MAX, ReduceOp.MIN, ReduceOp.PROD):
@@ -70,8 +69,9 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=0):
     if _static("all_reduce", tensor):
         if op != ReduceOp.SUM:
             raise NotImplementedError("paddle.distributed.all_reduce: only ReduceOp.SUM in a static program here")
-        _ring("all_reduce", group)  # checks the group only; the op runs where the program does
-        return bind("c_allreduce_sum", {"X": [tensor]}, {"ring_id": group}, outputs={"Out": [tensor]})
+        _check_group("all_reduce", group)  # the op runs where the program does, on the ring its startup makes
+        attrs = {"ring_id": group, "use_calc_stream": True}
+        return bind("c_allreduce_sum", {"X": [tensor]}, attrs, outputs={"Out": [tensor]})
     ring = _ring("all_reduce", group)
     if ring is None:
         return None
@@ -79,14 +79,14 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=0):
     if op == ReduceOp.SUM:
         tensor.set_value(ring.allreduce(value, "all_reduce"))
     else:
-        tensor.set_value(_REDUCE[op](_gathered(ring, value, "all_reduce"), axis=0).astype(value.dtype))
+        tensor.set_value(_REDUCE[op](gathered_by_sum(ring, value, "all_reduce"), axis=0).astype(value.dtype))
     return None
 
 
 def broadcast(tensor, src, group=0):
     """Every rank's tensor becomes rank `src`'s."""
     if _static("broadcast", tensor):
-        _ring("broadcast", group)
+        _check_group("broadcast", group)
         return bind("c_broadcast", {"X": [tensor]}, {"ring_id": group, "root": src}, outputs={"Out": [tensor]})
     ring = _ring("broadcast", group)
     if ring is not None:
@@ -97,10 +97,16 @@ def broadcast(tensor, src, group=0):
 def all_gather(tensor_list, tensor, group=0):
     """Append every rank's tensor, in rank order, to tensor_list."""
     if _static("all_gather", tensor):
-        raise NotImplementedError("paddle.distributed.all_gather: not in a static program here (dynamic mode only)")
+        if not isinstance(tensor_list, list):
+            raise ValueError("The type of 'tensor_list' for all_gather should be list.")
+        _check_group("all_gather", group)
+        nranks = ParallelEnv().world_size
+        attrs = {"ring_id": group, "use_calc_stream": True, "nranks": nranks}
+        tensor_list.extend(split(bind("c_allgather", {"X": [tensor]}, attrs), nranks, 0))
+        return None
     ring = _ring("all_gather", group)
     value = tensor.numpy()
-    parts = [value] if ring is None else list(_gathered(ring, np.ascontiguousarray(value), "all_gather"))
+    parts = [value] if ring is None else list(gathered_by_sum(ring, np.ascontiguousarray(value), "all_gather"))
     tensor_list.extend(Tensor(np.array(part)) for part in parts)
     return None
 

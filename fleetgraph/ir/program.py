@@ -141,6 +141,7 @@ class Parameter(Variable):
         self.regularizer = regularizer
         self.optimize_attr = dict(optimize_attr or {"learning_rate": 1.0})
         self.need_clip = bool(need_clip)  # grad_clip leaves the gradient of a parameter that says False
+        self.is_distributed = False  # a shard that differs by rank: never broadcast, never all-reduced
 
     def to_string(self, throw_on_error: bool = False, with_details: bool = False) -> str:
         text = super().to_string()
@@ -151,6 +152,8 @@ class Parameter(Variable):
     def to_dict(self) -> dict:
         d = super().to_dict()
         d["parameter"] = {"trainable": self.trainable, "optimize_attr": self.optimize_attr}
+        if self.is_distributed:
+            d["parameter"]["is_distributed"] = True
         return d
 
 

@@ -69,6 +69,7 @@ def _var_from_dict(block: Block, vd: dict, source: Program | None) -> Variable:
         optimize_attr=pd.get("optimize_attr"),
         **kw,
     )
+    param.is_distributed = bool(pd.get("is_distributed", False))
     if source is not None and block.idx < len(source.blocks):
         original = source.blocks[block.idx].vars.get(param.name)
         if isinstance(original, Parameter):

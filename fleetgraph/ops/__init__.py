@@ -20,6 +20,7 @@ from . import (  # noqa: F401
     manipulation,
     math,
     metric,
+    model_parallel,
     nn,
     norm,
     normalization,

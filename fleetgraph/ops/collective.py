@@ -15,6 +15,7 @@ import numpy as np
 from ..ir import InferContext, register_op
 from ..ir.dtypes import convert_dtype
 from ..ir.errors import fmt_shape
+from ..ir.registry import COMMON_ATTRS, GRAD_SUFFIX
 from ._common import prod
 from ._xp import dtype_of, full, reshape
 
@@ -31,6 +32,27 @@ def _allreduce_sum(xp, x, *, ring_id, use_calc_stream, use_model_parallel, ctx):
     """In place when x is writable and contiguous: a coalesce_tensor buffer's views see the sum.
     A failure names the ring and peer here; the executor adds the op and the variable."""
     return ctx.comm.ring(ring_id).allreduce(x)
+
+
+def collective_grad(op_type: str):
+    """The grad maker of a collective whose gradient is collective `op_type` from Out@GRAD to X@GRAD,
+    with the forward op's attrs (Paddle's makers: SetAttrMap(Attrs()))."""
+
+    def maker(op) -> list[dict]:
+        (x,), (out,) = op.input("X"), op.output("Out")
+        attrs = {k: v for k, v in op.attrs.items() if k not in COMMON_ATTRS}
+        return [dict(type=op_type, inputs={"X": [out + GRAD_SUFFIX]}, outputs={"Out": [x + GRAD_SUFFIX]}, attrs=attrs)]
+
+    return maker
+
+
+def _allreduce_sum_grad(op) -> list[dict]:
+    """Paddle's: the all-reduced Out@GRAD (each rank's loss is a term of the objective); with
+    use_model_parallel (Paddle 2.1's c_identity) Out@GRAD passes through unchanged."""
+    if op.attrs.get("use_model_parallel"):
+        (x,), (out,) = op.input("X"), op.output("Out")
+        return [dict(type="assign", inputs={"X": [out + GRAD_SUFFIX]}, outputs={"Out": [x + GRAD_SUFFIX]}, attrs={})]
+    return collective_grad("c_allreduce_sum")(op)
 
 
 def _broadcast(xp, x, *, ring_id, root, use_calc_stream, ctx):
@@ -54,6 +76,7 @@ register_op(
     attrs={"ring_id": 0, "use_calc_stream": False, "use_model_parallel": False},
     infer_shape=_same_as_inputs,
     inplace={"Out": "X"},
+    grad=_allreduce_sum_grad,
     side_effect=True,
     kernel=_allreduce_sum,
     needs_context=True,

@@ -9,19 +9,24 @@ Steps of `insert_allreduce(program, nranks=...)`:
   3. right after that op, insert `c_sync_calc_stream` (the gradient must be computed before it is
      sent) and `c_allreduce_sum`, which runs on the communication stream (use_calc_stream false:
      the executor's communication thread), so communication of a gradient overlaps the rest of
-     backward;
+     backward; the gradient of an `is_distributed` parameter (a shard that differs by rank, as
+     paddle.distributed.split makes) is not all-reduced, only scaled by 1/nranks right there;
   4. before the first optimize op (or at the end when there is none), insert one
-     `c_sync_comm_stream` over all gradients: the optimizer must read reduced values;
-  5. right after it, `scale(1/nranks)` each gradient, as Paddle's ops read an asynchronous
-     all-reduce's result only after the sync (a gradient some op reads before the sync is scaled
-     right before that op instead);
+     `c_sync_comm_stream` over all all-reduced gradients: the optimizer must read reduced values;
+  5. right after it, `scale(1/nranks)` each all-reduced gradient, as Paddle's ops read an
+     asynchronous all-reduce's result only after the sync (a gradient some op reads before the
+     sync is scaled right before that op instead);
   6. verify.
+
+Every gradient is scaled by 1/nranks: Paddle scales the loss's gradient instead, which is the same
+for every gradient, the shards' included (their model-parallel all-reduces sum the ranks' terms).
 
 Steps of `collective_startup(startup, nranks=..., rank=..., endpoints=...)`:
   1. check the arguments and clone the startup program (unchanged for nranks == 1);
   2. put `c_comm_init` first: every later op may communicate;
   3. after the init ops, `c_broadcast` each parameter the startup initializes from rank 0, so
-     every rank starts from the same values whatever its random seed;
+     every rank starts from the same values whatever its random seed (not an `is_distributed`
+     shard: each rank keeps its own);
   4. then one `c_sync_comm_stream` over the broadcast parameters;
   5. verify.
 """
@@ -43,17 +48,21 @@ def insert_allreduce(program: Program, *, nranks: int, ring_id: int = 0) -> Prog
     pairs, producers = _param_grad_pairs(block)  # step 2
     if nranks == 1:
         return verify(result)
-    for index in sorted(set(producers.values()), reverse=True):  # step 3; from the end, so indices hold
+    shards = {p.name for p in block.all_parameters() if p.is_distributed}
+    for index in sorted({producers[g] for _, g in pairs}, reverse=True):  # step 3; from the end, so indices hold
         at = index + 1
         for param, grad in pairs:
             if producers[grad] == index:
-                at = _insert_grad_allreduce(block, at, param, grad, ring_id)
-    grads = [g for _, g in pairs]  # step 4
+                at = _insert_grad_allreduce(block, at, param, grad, ring_id, nranks, param in shards)
+    reduced = [(p, g) for p, g in pairs if p not in shards]
+    if not reduced:
+        return verify(result)
+    grads = [g for _, g in reduced]  # step 4
     sync = _first_optimize_index(block)
     block._insert_op(
         sync, "c_sync_comm_stream", {"X": grads}, {"Out": grads}, {"ring_id": ring_id, "op_role": _BACKWARD}
     )
-    _insert_scales(block, pairs, sync, nranks)  # step 5
+    _insert_scales(block, reduced, sync, nranks)  # step 5
     return verify(result)  # step 6
 
 
@@ -61,11 +70,6 @@ def _param_grad_pairs(block: Block) -> tuple[list[tuple[str, str]], dict[str, in
     """(param, grad) pairs in program order, and the index of the last backward op writing each grad."""
     pairs: list[tuple[str, str]] = []
     for op in block.ops:
-        if op.type == "c_allreduce_sum":
-            raise FleetgraphError(
-                f"insert_allreduce: block 0 already all-reduces {op.input('X')}; expected a program without "
-                "c_allreduce_sum ops (transpile the program optimizer.minimize built, once)"
-            )
         role_var = op.attrs.get("op_role_var", [])
         if op.attrs.get("op_role", 0) & OpRole.Backward and not op.attrs.get("op_role", 0) & OpRole.Optimize:
             pairs += [(p, g) for p, g in zip(role_var[0::2], role_var[1::2]) if (p, g) not in pairs]
@@ -73,6 +77,13 @@ def _param_grad_pairs(block: Block) -> tuple[list[tuple[str, str]], dict[str, in
         raise FleetgraphError(
             "insert_allreduce: program has no (param, grad) pairs; call optimizer.minimize(loss) first"
         )
+    grads = {g for _, g in pairs}
+    for op in block.ops:  # model parallelism's all-reduces of activations and their gradients stay
+        if op.type == "c_allreduce_sum" and grads & set(op.input("X")):
+            raise FleetgraphError(
+                f"insert_allreduce: block 0 already all-reduces gradient {op.input('X')}; expected a program "
+                "without gradient all-reduces (transpile the program optimizer.minimize built, once)"
+            )
     producers = {}
     for index, op in enumerate(block.ops):
         if op.attrs.get("op_role", 0) & OpRole.Backward:
@@ -88,9 +99,12 @@ def _param_grad_pairs(block: Block) -> tuple[list[tuple[str, str]], dict[str, in
     return pairs, producers
 
 
-def _insert_grad_allreduce(block: Block, at: int, param: str, grad: str, ring_id: int) -> int:
-    """sync_calc and allreduce for one gradient at `at`; returns the index after them."""
+def _insert_grad_allreduce(block: Block, at: int, param: str, grad: str, ring_id: int, nranks: int, shard: bool) -> int:
+    """sync_calc and allreduce for one gradient at `at` (a shard's: its scale); returns the index after them."""
     role = {"op_role": _BACKWARD, "op_role_var": [param, grad]}
+    if shard:
+        block._insert_op(at, "scale", {"X": [grad]}, {"Out": [grad]}, {**role, "scale": 1.0 / nranks})
+        return at + 1
     block._insert_op(at, "c_sync_calc_stream", {"X": [grad]}, {"Out": [grad]}, role)
     block._insert_op(at + 1, "c_allreduce_sum", {"X": [grad]}, {"Out": [grad]}, {"ring_id": ring_id, **role})
     return at + 2
@@ -130,7 +144,7 @@ def collective_startup(startup: Program, *, nranks: int, rank: int, endpoints: l
         return verify(result)
     block = result.global_block()
     written = {n for op in block.ops for n in op.output_arg_names}
-    params = [p.name for p in block.all_parameters() if p.name in written]
+    params = [p.name for p in block.all_parameters() if p.name in written and not p.is_distributed]
     comm_init = {"nranks": nranks, "rank": rank, "ring_id": ring_id, "endpoints": endpoints}
     block._prepend_op("c_comm_init", {}, {}, comm_init)  # step 2
     for name in params:  # step 3

@@ -97,8 +97,9 @@ def _grad_comms(block: Block) -> list[_GradComm]:
             raise FleetgraphError(
                 f"fuse_allreduce: block 0 op {index} is coalesce_tensor; expected a program not fused yet"
             )
-        if op.type != "c_allreduce_sum":
-            continue
+        role_grads = op.attrs.get("op_role_var", [])[1::2]
+        if op.type != "c_allreduce_sum" or not set(op.input("X")) & set(role_grads):
+            continue  # not a gradient's (model parallelism all-reduces activations and their gradients)
         grads = op.input("X")
         if len(grads) != 1 or op.output("Out") != grads:
             raise FleetgraphError(

@@ -67,6 +67,7 @@ from . import (  # noqa: E402,F401
     losses,
     manipulation,
     math,
+    model_parallel,
     nn,
     normalization,
     optimizer_scaled,
