@@ -106,10 +106,6 @@ ABSENT: dict[str, str] = {
     ),
     "paddle.static.nn.deform_conv2d": DETECTION,
     "paddle.vision.ops": DETECTION,
-    "paddle.distributed.split": (
-        "row- and column-parallel linear and embedding layers across ranks (model parallelism) are not built; "
-        "DataParallel and the collectives are"
-    ),
     "paddle.fluid.clip.imperative_base": (
         "the clip module's own import of fluid.dygraph.base, which is at its own path; here the clip classes sit "
         "below fluid, so re-exporting it would be an import cycle"
