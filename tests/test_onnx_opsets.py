@@ -142,3 +142,16 @@ def test_sequence_pool_exports_from_the_opset_its_function_body_needs(tmp_path):
     for opset, needs in ((11, "Shape's attribute end=1 needs opset 15"), (17, "reduction='max' needs opset 18")):
         with pytest.raises(FleetgraphError, match=rf"op sequence_pool \(index 0 of block 0\): ONNX .*{needs}"):
             export(main, feeds, fetches, {}, opset=opset)
+
+
+def test_cond_exports_from_opset_11_where_if_branches_may_differ_in_shape():
+    main = Program()
+    with program_guard(main, Program()):
+        x = paddle.static.data("x", [None, 4], "float32")
+        pred = paddle.mean(x) > 0.0
+        out = paddle.static.nn.cond(pred, lambda: x * 2.0, lambda: x - 1.0)
+    with pytest.raises(
+        FleetgraphError, match=r"op conditional_block \(index \d+ of block 0\): ONNX If .* needs opset 11"
+    ):
+        export(main, ["x"], [out.name], {}, opset=10)
+    onnx.checker.check_model(export(main, ["x"], [out.name], {}, opset=11), full_check=True)

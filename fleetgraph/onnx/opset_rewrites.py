@@ -172,6 +172,13 @@ def _layer_normalization(lo, node):
     return nodes
 
 
+def _if(lo, node):
+    """If-1 wants both branches' outputs of one shape; the rules' branches may hand on an empty
+    tensor for a value the other computes (conditional_block), which If-11 allows."""
+    if lo.opset < 11:
+        raise Refused("ONNX If with branches of different shapes needs opset 11")
+
+
 REWRITES = {
     # noop_with_empty_axes came with the axes input: the attribute check refuses it before
     **dict.fromkeys(("ReduceSum", "Squeeze", "Unsqueeze"), _attributes_before(13, _AXES)),
@@ -190,5 +197,6 @@ REWRITES = {
     "LessOrEqual": _or_equal("Less"),
     "GreaterOrEqual": _or_equal("Greater"),
     "Resize": _resize,
+    "If": _if,
     "LayerNormalization": _layer_normalization,
 }

@@ -205,8 +205,10 @@ class _Lowering:
             text = str(err)
             where = re.search(r"op_type:(\w+), node name: ([^)]*)\)", text)
             kind = re.search(r"unsupported type: (tensor\(\w+\))", text)
-            if where is None or where.group(2) not in self.sources or kind is None:
+            if where is None or where.group(2) not in self.sources:
                 raise
+            if kind is None:
+                raise OpNotExported(self.sources[where.group(2)], f"at opset {self.opset}: {text}") from None
             op_type, found = where.group(1), kind.group(1)
             since = lowest_opset(op_type, lambda s: any(found in c.allowed_type_strs for c in s.type_constraints))
             reason = f"ONNX {op_type} takes no {found} before opset {since}; got opset_version {self.opset}"
