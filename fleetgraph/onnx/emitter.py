@@ -68,10 +68,11 @@ class Emitter:
             self.functions: dict[str, onnx.FunctionProto] = {}
             self.lods: dict[str, str] = {}  # variable -> the ONNX name of its (last level's) LoD offsets
             self.origin: dict[str, str] = {}  # a fresh ONNX name -> the variable it holds
+            self.sources: dict[str, Operator] = {}  # a node's name -> the op whose rule wrote it
             self._counter = itertools.count(1)
         else:
             self.initializers, self.functions, self.lods = parent.initializers, parent.functions, parent.lods
-            self.origin, self._counter = parent.origin, parent._counter
+            self.origin, self.sources, self._counter = parent.origin, parent.sources, parent._counter
 
     # -- reading the op -----------------------------------------------------------------------
     def var(self, name: str) -> Variable:
@@ -151,10 +152,12 @@ class Emitter:
             view.outputs = {
                 k: [self.write(n, last[n] == i and (own is None or n in own)) for n in v] for k, v in op.outputs.items()
             }
+            first = len(self.nodes)
             try:
                 rule(self, view)
             except UnsupportedOp as err:
                 raise OpNotExported(op, str(err)) from None
+            _note_source(self.nodes[first:], op, self.sources)
             self._carry_lod(view)
 
     def _carry_lod(self, op: Operator) -> None:
@@ -225,6 +228,16 @@ class FunctionBody:
     def const(self, value, dtype=None) -> str:
         array = np.asarray(value, dtype=dtype if dtype is not None else (np.int64 if _ints(value) else None))
         return self.node("Constant", [], value=numpy_helper.from_array(array))
+
+
+def _note_source(nodes, op: Operator, sources: dict[str, Operator]) -> None:
+    """`op` wrote these nodes and the nodes of their subgraphs not yet noted (a branch the rule
+    built itself), so that lowering to an older opset can name it."""
+    for node in nodes:
+        sources.setdefault(node.name, op)
+        for attr in node.attribute:
+            if attr.type == onnx.AttributeProto.GRAPH:
+                _note_source(attr.g.node, op, sources)
 
 
 def _ints(value) -> bool:

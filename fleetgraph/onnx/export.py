@@ -6,7 +6,10 @@ Steps:
      and for a feed with one LoD level an int64 input `<feed>@LOD` holding its offsets;
   3. take the persistable variables the ops read as initializers, valued from the values given;
   4. translate each op with its rule (EXPORTERS), carrying LoD offsets to the ops' LoD outputs;
-  5. declare the fetches as graph outputs and build the model at the opset asked for.
+  5. declare the fetches as graph outputs and build the model at the rules' opset (OPSET, or the
+     newer one asked for);
+  6. for an older opset (MIN_OPSET up), lower the model (opsets.py): the nodes whose form changed
+     rewritten, an op none of whose forms exists there refused with the opset it needs.
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from . import (  # noqa: F401  (they fill EXPORTERS)
     to_onnx_tensor,
 )
 from .emitter import DOMAIN, EXPORTERS, OPSET, Emitter, OpNotExported, onnx_dtype
+from .opsets import MIN_OPSET, lower
 
 LOD_SUFFIX = "@LOD"
 IR_VERSION = 10  # what onnxruntime releases of the last two years read
@@ -90,30 +94,24 @@ def export_program(
             f"got {type(values).__name__}"
         )
     opset = OPSET if opset is None else int(opset)
-    if not OPSET <= opset <= onnx.defs.onnx_opset_version():
+    if not MIN_OPSET <= opset <= onnx.defs.onnx_opset_version():
         raise FleetgraphError(
-            f"onnx export: opset {opset}; expected {OPSET} to {onnx.defs.onnx_opset_version()} "
-            "(the rules use Reduce* with axes as inputs and ScatterND's reductions)"
+            f"onnx export: opset {opset}; expected {MIN_OPSET} to {onnx.defs.onnx_opset_version()} "
+            f"(Where, Sign, Erf, IsNaN and NonZero come at {MIN_OPSET})"
         )
     feeds = [getattr(v, "name", v) for v in ([feed_names] if isinstance(feed_names, str) else feed_names)]
     fetches = [getattr(v, "name", v) for v in (fetch_vars if isinstance(fetch_vars, (list, tuple)) else [fetch_vars])]
     pruned = prune_for_inference(program, feeds, fetches)  # step 1
     block = pruned.global_block()
-    e = Emitter(block, opset)
+    e = Emitter(block, max(opset, OPSET))
     inputs = [_value_info(block.var(n), n) for n in feeds]  # step 2
     for name in feeds:
         if block.var(name).lod_level:
             e.lods[name] = name + LOD_SUFFIX
     e.initializers += _initializers(block, feeds, values)  # step 3
     e.defined.update(feeds + [t.name for t in e.initializers])
-    try:  # step 4
+    with _naming(program):  # step 4
         e.emit_block()
-    except OpNotExported as err:
-        if err.reason is not None:
-            raise FleetgraphError(f"{_where(program, err.op)}: {err.reason}") from None
-        raise FleetgraphError(
-            f"{_where(program, err.op)} has no ONNX mapping; expected one of {', '.join(sorted(EXPORTERS))}"
-        ) from None
     read = {n for node in e.nodes for n in node.input}
     for name in feeds:  # a LoD is an input only where some op reads it (sequence_pool)
         if e.lods.get(name) in read:
@@ -124,7 +122,7 @@ def export_program(
             inputs.append(helper.make_tensor_value_info(e.lods[name], onnx.TensorProto.INT64, [name + "_sequences+1"]))
     outputs = [_value_info(block.var(n), e.name_of(n)) for n in fetches]  # step 5 (a fed name written again: renamed)
     graph = helper.make_graph(e.nodes, "fleetgraph", inputs, outputs, initializer=e.initializers)
-    opsets = [helper.make_opsetid("", opset)] + ([helper.make_opsetid(DOMAIN, 1)] if e.functions else [])
+    opsets = [helper.make_opsetid("", e.opset)] + ([helper.make_opsetid(DOMAIN, 1)] if e.functions else [])
     model = helper.make_model(
         graph,
         opset_imports=opsets,
@@ -132,9 +130,26 @@ def export_program(
         producer_name="fleetgraph",
         ir_version=IR_VERSION,
     )
+    if opset < e.opset:  # step 6
+        with _naming(program):
+            model = lower(model, opset, e.sources)
     if path is not None:
         _save(model, os.fspath(path))
     return model
+
+
+@contextlib.contextmanager
+def _naming(program: Program):
+    """A rule's or the lowering's refusal, or an op without rule, as an error naming the op in the
+    user's program."""
+    try:
+        yield
+    except OpNotExported as err:
+        if err.reason is not None:
+            raise FleetgraphError(f"{_where(program, err.op)}: {err.reason}") from None
+        raise FleetgraphError(
+            f"{_where(program, err.op)} has no ONNX mapping; expected one of {', '.join(sorted(EXPORTERS))}"
+        ) from None
 
 
 def _save(model: onnx.ModelProto, path: str) -> None:
