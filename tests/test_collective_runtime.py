@@ -556,3 +556,38 @@ def test_a_rank_that_stops_early_makes_the_others_time_out_naming_the_gradient(t
     waited_for = "rank(s) [1] (127.0.0.1:" if on_shm else "nothing from 127.0.0.1:"
     assert f"c_allreduce_sum on ring 0, rank 0: {waited_for}" in output
     assert "after 1.0 s (FLEETGRAPH_RPC_TIMEOUT)" in output
+
+
+def test_a_ring_started_again_with_the_same_members_is_the_running_one(monkeypatch):
+    """A program's c_comm_init after init_parallel_env (a DataParallel part, then a fleet program, in
+    one job) asks for ring 0 again on the same endpoints. Closing and rebinding it lost the first
+    rank's authentication in the old socket of a rank that had not yet come to the new one (both
+    timed out); the running ring now serves again."""
+    from fleetgraph.executor.comm import ProcessComm
+
+    monkeypatch.setenv("FLEETGRAPH_JOB_SECRET", "a secret both ranks share")
+    eps = endpoints(2)
+    comms = [ProcessComm(), ProcessComm()]
+    results: list = [None, None]
+
+    def rank(r: int) -> None:
+        try:
+            first = comms[r].init_ring(0, 2, r, eps)
+            first.barrier()
+            time.sleep(0.5 * r)  # rank 1 comes to the second start late, its first ring still open
+            again = comms[r].init_ring(0, 2, r, eps)
+            results[r] = (again is first, again.allreduce(np.full(2, r + 1.0, np.float32)))
+        except Exception as e:
+            results[r] = e
+
+    threads = [threading.Thread(target=rank, args=(r,), daemon=True) for r in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=30)
+    for comm in comms:
+        comm.close()
+    _raise_first(results)
+    for same, total in results:
+        assert same
+        np.testing.assert_array_equal(total, [3, 3])

@@ -38,8 +38,14 @@ class ProcessComm:
     def init_ring(self, ring_id: int, nranks: int, rank: int, endpoints: list[str]) -> Collective:
         from .ring import Ring
 
-        if ring_id in self._rings:
-            self._rings[ring_id].close()
+        running = self._rings.get(ring_id)
+        if running is not None:
+            # The same members again (a fleet program's c_comm_init after init_parallel_env): the
+            # running ring serves. Rebinding it would lose the first rank's authentication in the old
+            # socket of a rank that has not yet come to its own second start.
+            if running.serves(nranks, rank, endpoints):
+                return running
+            running.close()
         self._rings[ring_id] = Ring(self.context, nranks, rank, endpoints, ring_id)
         return self._rings[ring_id]
 

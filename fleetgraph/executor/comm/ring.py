@@ -355,6 +355,11 @@ class Ring:
             self._broken = f"{type(e).__name__}: {first_line}" if first_line else type(e).__name__
             raise
 
+    def serves(self, nranks: int, rank: int, endpoints: list[str]) -> bool:
+        """Whether this ring, unbroken, is the one `nranks`, `rank` and `endpoints` ask for."""
+        members = (nranks, rank, [_address(e) for e in endpoints])
+        return self._broken is None and (self.nranks, self.rank, self.endpoints) == members
+
     def close(self, linger_ms: int | None = None) -> None:
         """Close the sockets, letting queued messages drain to a live peer for at most LINGER_MS
         (and the timeout); none at all once the ring is broken: nobody will read them."""
