@@ -10,6 +10,7 @@ import pytest
 from dygraph_helpers import fresh_mode_and_names  # noqa: F401  (autouse)
 
 import fleetgraph as paddle
+import fleetgraph.nn.functional as F
 from fleetgraph.ir.dtypes import convert_dtype
 
 _RNG = np.random.RandomState(0)
@@ -66,3 +67,171 @@ def test_static_program_casts_to_bfloat16_and_back():
     got_low, got_back = paddle.static.Executor(paddle.CPUPlace()).run(main, feed={"x": values}, fetch_list=[low, back])
     assert low.dtype == "bfloat16" and got_low.dtype == ml_dtypes.bfloat16
     np.testing.assert_array_equal(got_back, _round_bf16(values))
+
+
+def _tensors(*arrays):
+    return [paddle.to_tensor(a) for a in arrays]
+
+
+def test_a_white_list_op_computes_on_bfloat16_rounded_inputs():
+    w = _RNG.randn(16, 4).astype("float32")
+    x, wt = _tensors(_X[:8], w)
+    with paddle.amp.auto_cast(dtype="bfloat16"):
+        out = paddle.matmul(x, wt)
+    assert out.dtype == "bfloat16"
+    got = out.numpy().astype("float32")
+    xb, wb = _round_bf16(_X[:8]), _round_bf16(w)
+    np.testing.assert_array_equal(got, _round_bf16(xb @ wb))  # float32 accumulation, one rounding
+    exact = _X[:8] @ w
+    assert not np.array_equal(got, exact)
+    assert np.all(np.abs(got - exact) <= 2**-6 * (np.abs(_X[:8]) @ np.abs(w)))  # bfloat16's few bits, no more
+    with paddle.amp.auto_cast(dtype="bfloat16"):
+        with paddle.amp.auto_cast(enable=False):  # a disabled region inside casts nothing
+            np.testing.assert_array_equal(paddle.matmul(x, wt).numpy(), exact)
+        assert paddle.matmul(x, wt).dtype == "bfloat16"  # and the outer region's policy is back
+    assert paddle.matmul(x, wt).dtype == "float32"
+
+
+def test_gradients_reach_float32_parameters_in_float32_through_the_casts():
+    lin = paddle.nn.Linear(16, 4)
+    w, b = lin.weight.numpy(), _RNG.randn(4).astype("float32")
+    lin.bias.set_value(b)
+    with paddle.amp.auto_cast(dtype="bfloat16"):
+        out = lin(paddle.to_tensor(_X[:8]))
+        loss = (out * out).mean()
+    assert out.dtype == loss.dtype == "float32"  # the bias add follows its float32 input
+    loss.backward()
+    assert lin.weight.grad.dtype == lin.bias.grad.dtype == "float32"
+    # NumPy: matmul on bfloat16 inputs, its output cast up for the float32 add; backward, its output
+    # gradient is cast to bfloat16 and its weight gradient (computed in float32) rounded, then cast up
+    xb = _round_bf16(_X[:8])
+    out_ref = _round_bf16(xb @ _round_bf16(w)) + b
+    dout = 2 * out_ref / out_ref.size
+    np.testing.assert_array_equal(out.numpy(), out_ref)
+    np.testing.assert_array_equal(lin.bias.grad.numpy(), dout.sum(0))  # float32 all the way
+    np.testing.assert_array_equal(lin.weight.grad.numpy(), _round_bf16(xb.T @ _round_bf16(dout)))
+
+
+def _mlp():
+    return paddle.nn.Sequential(paddle.nn.Linear(16, 32), paddle.nn.ReLU(), paddle.nn.Linear(32, 4))
+
+
+def _cnn():
+    return paddle.nn.Sequential(
+        paddle.nn.Conv2D(1, 4, 3, padding=1), paddle.nn.ReLU(), paddle.nn.Flatten(), paddle.nn.Linear(64, 4)
+    )
+
+
+def _final_loss(model, init, x, y, steps: int, dtype: str | None) -> float:
+    for p, v in zip(model.parameters(), init):
+        p.set_value(v)
+    opt = paddle.optimizer.SGD(0.1, parameters=model.parameters())
+    for _ in range(steps):
+        with paddle.amp.auto_cast(enable=dtype is not None, dtype=dtype or "bfloat16"):
+            loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        opt.clear_grad()
+    return float(loss)
+
+
+@pytest.mark.parametrize("make, shape", [(_mlp, (64, 16)), (_cnn, (64, 1, 4, 4))], ids=["mlp", "conv"])
+def test_a_small_net_trained_in_bfloat16_reaches_the_float32_loss_within_1_percent(make, shape):
+    model = make()
+    init = [p.numpy() for p in model.parameters()]
+    x, y = _tensors(_X.reshape(shape), _Y)
+    fp32 = _final_loss(model, init, x, y, 100, None)
+    bf16 = _final_loss(model, init, x, y, 100, "bfloat16")
+    assert fp32 < 0.3  # it did train (from ~1.4)
+    assert abs(bf16 / fp32 - 1) < 0.01
+    assert bf16 != fp32  # the bfloat16 run did round
+
+
+def test_custom_lists_move_ops_between_bfloat16_and_float32():
+    a, b = _tensors(_X[:4, :4], _X[4:8, :4])
+    ab = _round_bf16(_X[:4, :4]) @ _round_bf16(_X[4:8, :4])
+    with paddle.amp.auto_cast(dtype="bfloat16"):
+        assert (a + b).dtype == "float32"  # not listed, float32 inputs: float32
+        h = paddle.matmul(a, b)
+        assert F.relu(h).dtype == "bfloat16"  # not listed, bfloat16 inputs: bfloat16
+        assert paddle.exp(h).dtype == "float32"  # black list: cast up
+    with paddle.amp.auto_cast(custom_white_list={"elementwise_add"}, dtype="bfloat16"):
+        added = a + b
+    assert added.dtype == "bfloat16"
+    np.testing.assert_array_equal(added.numpy().astype("float32"), _round_bf16(_round_bf16(a) + _round_bf16(b)))
+    with paddle.amp.auto_cast(custom_black_list={"matmul", "matmul_v2"}, dtype="BFloat16"):
+        kept = paddle.matmul(a, b)
+    assert kept.dtype == "float32"
+    np.testing.assert_array_equal(kept.numpy(), _X[:4, :4] @ _X[4:8, :4])
+    with paddle.amp.auto_cast(level="o2", dtype="bfloat16"):  # O2: everything but the black list
+        assert (a + b).dtype == "bfloat16" and paddle.exp(a).dtype == "float32"
+        np.testing.assert_array_equal(paddle.matmul(a, b).numpy().astype("float32"), _round_bf16(ab))
+    with paddle.amp.auto_cast(level="O0", dtype="bfloat16"):  # O0: float32 training
+        assert paddle.matmul(a, b).dtype == "float32"
+    with pytest.raises(ValueError, match="Custom white list overlap custom black list"):
+        paddle.amp.auto_cast(custom_white_list=["mul"], custom_black_list={"mul"}, dtype="bfloat16")
+
+
+def test_norm_ops_in_the_white_list_take_only_x_in_bfloat16():
+    bn = paddle.nn.BatchNorm1D(4)
+    x = paddle.to_tensor(_X[:8, :4])
+    with paddle.amp.auto_cast(custom_white_list={"batch_norm"}, dtype="bfloat16"):
+        out = bn(x)
+    assert out.dtype == "bfloat16"
+    assert bn._mean.dtype == bn._variance.dtype == "float32"  # running statistics keep their dtype
+    xb = _round_bf16(_X[:8, :4])
+    np.testing.assert_allclose(bn._mean.numpy(), 0.1 * xb.mean(0), rtol=1e-6)
+    out.astype("float32").sum().backward()
+    assert bn.weight.grad.dtype == "float32"
+
+
+def test_float16_auto_cast_still_warns_and_casts_nothing():
+    a, b = _tensors(_X[:4, :4], _X[4:8, :4])
+    for level in ("O1", "O2"):
+        with pytest.warns(UserWarning, match="amp_guard can only be enabled on CUDAPlace, current place is CPUPlace"):
+            with paddle.amp.auto_cast(level=level):
+                out = paddle.matmul(a, b)
+        assert out.dtype == "float32"
+        np.testing.assert_array_equal(out.numpy(), _X[:4, :4] @ _X[4:8, :4])
+
+
+def test_bad_level_and_dtype_get_paddles_errors():
+    with pytest.raises(ValueError, match="level should be O0, O1 or O2"):
+        paddle.amp.auto_cast(level="O3", dtype="bfloat16")
+    with pytest.raises(ValueError, match="dtype should be 'float16' or 'bfloat16'"):
+        paddle.amp.auto_cast(dtype="float64")
+    with pytest.raises(ValueError, match="dtype should be 'float16' or 'bfloat16'"):
+        paddle.amp.auto_cast(dtype=None)
+    paddle.amp.auto_cast(enable=False, dtype="float64")  # Paddle checks the dtype only when enabled
+    paddle.enable_static()
+    with pytest.raises(AssertionError, match="We only support 'amp_guard\\(\\)' in dynamic graph mode"):
+        paddle.amp.auto_cast(dtype="bfloat16")
+
+
+def test_grad_scaler_leaves_a_bfloat16_loss_unscaled():
+    lin = paddle.nn.Linear(16, 4)
+    w0 = lin.weight.numpy()
+    opt = paddle.optimizer.SGD(0.5, parameters=lin.parameters())
+    with pytest.warns(UserWarning, match="AmpScaler can only be enabled on CUDAPlace"):
+        scaler = paddle.amp.GradScaler(init_loss_scaling=1024)
+    with paddle.amp.auto_cast(dtype="bfloat16"):
+        loss = lin(paddle.to_tensor(_X[:8])).mean()
+    scaled = scaler.scale(loss)
+    assert scaled is loss  # not multiplied: bfloat16 has float32's range, nothing to scale
+    scaled.backward()
+    grad = lin.weight.grad.numpy()
+    scaler.minimize(opt, scaled)
+    np.testing.assert_array_equal(lin.weight.numpy(), w0 - np.float32(0.5) * grad)
+
+
+def test_an_optimizer_step_inside_an_o2_region_updates_the_float32_parameters():
+    lin = paddle.nn.Linear(16, 4)
+    w0 = lin.weight.numpy()
+    opt = paddle.optimizer.SGD(0.5, parameters=lin.parameters())
+    with paddle.amp.auto_cast(level="O2", dtype="bfloat16"):
+        loss = lin(paddle.to_tensor(_X[:8])).astype("float32").mean()
+        loss.backward()
+        grad = lin.weight.grad.numpy()
+        opt.step()  # sgd writes into its Param: never cast, it stays the parameter's own float32 array
+    assert lin.weight.dtype == "float32" and grad.dtype == np.float32
+    np.testing.assert_array_equal(lin.weight.numpy(), w0 - np.float32(0.5) * grad)
