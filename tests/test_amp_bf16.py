@@ -163,9 +163,13 @@ def test_custom_lists_move_ops_between_bfloat16_and_float32():
         kept = paddle.matmul(a, b)
     assert kept.dtype == "float32"
     np.testing.assert_array_equal(kept.numpy(), _X[:4, :4] @ _X[4:8, :4])
-    with paddle.amp.auto_cast(level="o2", dtype="bfloat16"):  # O2: everything but the black list
-        assert (a + b).dtype == "bfloat16" and paddle.exp(a).dtype == "float32"
+    with paddle.amp.auto_cast(level="o2", dtype="bfloat16"):  # O2: everything but its own black list
+        assert (a + b).dtype == paddle.exp(a).dtype == "bfloat16"
         np.testing.assert_array_equal(paddle.matmul(a, b).numpy().astype("float32"), _round_bf16(ab))
+        table = paddle.to_tensor(_X[:10, :4])
+        assert F.embedding(paddle.to_tensor(np.array([1, 3])), table).dtype == "float32"  # lookup_table_v2
+    with paddle.amp.auto_cast(level="O2", dtype="bfloat16", custom_black_list=["exp"]):
+        assert paddle.exp(a).dtype == "float32" and paddle.tanh(a).dtype == "bfloat16"
     with paddle.amp.auto_cast(level="O0", dtype="bfloat16"):  # O0: float32 training
         assert paddle.matmul(a, b).dtype == "float32"
     with pytest.raises(ValueError, match="Custom white list overlap custom black list"):
@@ -235,3 +239,68 @@ def test_an_optimizer_step_inside_an_o2_region_updates_the_float32_parameters():
         opt.step()  # sgd writes into its Param: never cast, it stays the parameter's own float32 array
     assert lin.weight.dtype == "float32" and grad.dtype == np.float32
     np.testing.assert_array_equal(lin.weight.numpy(), w0 - np.float32(0.5) * grad)
+
+
+def _decorated_run(opt_class, lr: float, master_weight, steps: int = 100):
+    """(final loss, model, optimizer) of the MLP trained from _INIT under decorate and auto_cast O2."""
+    model = _mlp()
+    for p, v in zip(model.parameters(), _INIT):
+        p.set_value(v)
+    opt = opt_class(lr, parameters=model.parameters())
+    model, opt = paddle.amp.decorate(model, opt, level="O2", dtype="bfloat16", master_weight=master_weight)
+    x, y = _tensors(_X, _Y)
+    for _ in range(steps):
+        with paddle.amp.auto_cast(level="O2", dtype="bfloat16"):
+            loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        opt.clear_grad()
+    return float(loss), model, opt
+
+
+_INIT = [p.numpy() for p in _mlp().parameters()]
+
+
+def test_decorate_o2_trains_bfloat16_parameters_through_float32_master_weights():
+    fp32 = _final_loss(_mlp(), _INIT, *_tensors(_X, _Y), 100, None)
+    bf16, model, opt = _decorated_run(paddle.optimizer.SGD, 0.1, None)
+    assert {p.dtype for p in model.parameters()} == {"bfloat16"}
+    assert abs(bf16 / fp32 - 1) < 0.01
+    masters = opt.state_dict()["master_weights"]
+    for p in model.parameters():  # each parameter is its float32 master rounded
+        assert masters[p.name].dtype == "float32"
+        np.testing.assert_array_equal(p.numpy().astype("float32"), _round_bf16(masters[p.name].numpy()))
+    # a new optimizer given the state continues from the masters, not from the rounded parameters
+    resumed = paddle.amp.decorate(model, paddle.optimizer.SGD(0.1, parameters=model.parameters()), level="O2",
+                                  dtype="bfloat16")[1]  # fmt: skip
+    resumed.set_state_dict(opt.state_dict())
+    with paddle.amp.auto_cast(level="O2", dtype="bfloat16"):
+        F.cross_entropy(model(paddle.to_tensor(_X)), paddle.to_tensor(_Y)).backward()
+    grads = {p.name: p.grad.numpy() for p in model.parameters()}
+    resumed.step()
+    for name, master in resumed.state_dict()["master_weights"].items():
+        np.testing.assert_array_equal(master.numpy(), masters[name].numpy() - np.float32(0.1) * grads[name])
+    # Adam's small steps vanish in bfloat16's 8 bits without master weights: training goes astray
+    kept, _, _ = _decorated_run(paddle.optimizer.Adam, 0.01, None)
+    lost, _, opt = _decorated_run(paddle.optimizer.Adam, 0.01, False)
+    assert kept < 0.01 and lost > 100 * kept and "master_weights" not in opt.state_dict()
+
+
+def test_decorate_keeps_batch_norm_in_float32_and_checks_its_arguments():
+    net = paddle.nn.Sequential(paddle.nn.Linear(4, 4), paddle.nn.BatchNorm1D(4))
+    assert paddle.amp.decorate(net, level="O1") is net and net[0].weight.dtype == "float32"
+    paddle.amp.decorate([net], level="O2", dtype="bfloat16")
+    assert net[0].weight.dtype == net[0].bias.dtype == "bfloat16"
+    assert net[1].weight.dtype == net[1]._mean.dtype == "float32"
+    with pytest.raises(ValueError, match="level should be O1 or O2"):
+        paddle.amp.decorate(net, level="O3", dtype="bfloat16")
+    with pytest.raises(ValueError, match="dtype only support float16 or bfloat16"):
+        paddle.amp.decorate(net, level="O2", dtype="float64")
+    with pytest.raises(NotImplementedError, match="float16 parameters need float16 kernels"):
+        paddle.amp.decorate(net, level="O2")
+    with pytest.raises(NotImplementedError, match="save_dtype"):
+        paddle.amp.decorate(net, level="O2", dtype="bfloat16", save_dtype="float32")
+    with pytest.raises(TypeError, match="models must be either a single model or a list of models"):
+        paddle.amp.decorate("net", level="O2", dtype="bfloat16")
+    with pytest.raises(TypeError, match="optimizers must be either a single optimizer or a list of optimizers"):
+        paddle.amp.decorate(net, optimizers=[object()], level="O2", dtype="bfloat16")

@@ -13,12 +13,16 @@ from ..dygraph import mode
 from ..dygraph.autocast import AmpPolicy, policy_guard
 
 # Paddle 2.0's lists (fluid/dygraph/amp/auto_cast.py): ops cast to float16, ops kept in float32.
-# Later Paddle's bfloat16 lists are these same sets (amp_lists.py: BF16_WHITE_LIST = WHITE_LIST,
-# BF16_BLACK_LIST = FP16_BLACK_LIST).
+# Later Paddle's bfloat16 lists are its float16 ones (amp_lists.py: BF16_WHITE_LIST = WHITE_LIST,
+# BF16_BLACK_LIST = FP16_BLACK_LIST), with EXTRA_BLACK_LIST added at O1 and alone at O2.
 WHITE_LIST = {"conv2d", "matmul", "matmul_v2", "mul"}
 BLACK_LIST = {
     "exp", "square", "log", "mean", "sum", "cos_sim", "softmax", "softmax_with_cross_entropy",
     "sigmoid_cross_entropy_with_logits", "cross_entropy", "cross_entropy2",
+}  # fmt: skip
+EXTRA_BLACK_LIST = {
+    "linear_interp_v2", "nearest_interp_v2", "bilinear_interp_v2", "bicubic_interp_v2", "trilinear_interp_v2",
+    "lookup_table", "lookup_table_v2", "scatter",
 }  # fmt: skip
 LEVELS = ("O0", "O1", "O2")
 
@@ -32,9 +36,9 @@ def require_dynamic_mode(what: str) -> None:
         )
 
 
-def updated_lists(custom_white_list=None, custom_black_list=None) -> tuple[set, set]:
-    """Paddle's white and black lists with the custom ones moved in (an op in both is refused)."""
-    white, black = set(WHITE_LIST), set(BLACK_LIST)
+def updated_lists(custom_white_list=None, custom_black_list=None, base=(WHITE_LIST, BLACK_LIST)) -> tuple[set, set]:
+    """Paddle's white and black lists (`base`) with the custom ones moved in (an op in both is refused)."""
+    white, black = set(base[0]), set(base[1])
     if custom_white_list and custom_black_list and set(custom_white_list) & set(custom_black_list):
         raise ValueError("Custom white list overlap custom black list")
     for op in custom_white_list or ():
@@ -62,12 +66,16 @@ def auto_cast(enable=True, custom_white_list=None, custom_black_list=None, level
     dtype='bfloat16' (level O1): white-list ops compute in bfloat16 (their float32 inputs, parameters
     too, cast by recorded cast ops, so gradients reach the float32 parameters in float32), black-list
     ops in float32, the others in float32 when an input is float32 and else in bfloat16; O2 computes
-    every op but the black-list ones in bfloat16; O0 casts nothing.
+    every op in bfloat16 but those of its shorter black list (embedding lookups, interpolation,
+    scatter), and goes with decorate(level='O2'); O0 casts nothing.
     dtype='float16': on the CPU places of fleetgraph (as in Paddle's CPU build) it warns that it makes
     no effect when enabled, and the enclosed ops run in float32."""
     require_dynamic_mode("amp_guard")
     level, dtype = checked_level_dtype(level, dtype, enable)
-    white, black = updated_lists(custom_white_list, custom_black_list)
+    base = (WHITE_LIST, BLACK_LIST)
+    if dtype == "bfloat16":
+        base = (WHITE_LIST, EXTRA_BLACK_LIST if level == "O2" else BLACK_LIST | EXTRA_BLACK_LIST)
+    white, black = updated_lists(custom_white_list, custom_black_list, base)
     if enable and dtype == "float16":
         warnings.warn(
             "amp_guard can only be enabled on CUDAPlace, current place is CPUPlace, so it makes no effect.",
