@@ -304,3 +304,23 @@ def test_decorate_keeps_batch_norm_in_float32_and_checks_its_arguments():
         paddle.amp.decorate("net", level="O2", dtype="bfloat16")
     with pytest.raises(TypeError, match="optimizers must be either a single optimizer or a list of optimizers"):
         paddle.amp.decorate(net, optimizers=[object()], level="O2", dtype="bfloat16")
+
+
+def test_paddle_save_keeps_bfloat16_tensors_and_master_weights(tmp_path):
+    net = paddle.nn.Linear(4, 3)
+    opt = paddle.optimizer.Adam(0.1, parameters=net.parameters())
+    net, opt = paddle.amp.decorate(net, opt, level="O2", dtype="bfloat16")
+    with paddle.amp.auto_cast(level="O2", dtype="bfloat16"):
+        net(paddle.to_tensor(_X[:2, :4])).astype("float32").mean().backward()
+    opt.step()
+    paddle.save(net.state_dict(), str(tmp_path / "m.pdparams"))
+    paddle.save(opt.state_dict(), str(tmp_path / "m.pdopt"))
+    params, state = paddle.load(str(tmp_path / "m.pdparams")), paddle.load(str(tmp_path / "m.pdopt"))
+    assert params["weight"].dtype == "bfloat16"
+    np.testing.assert_array_equal(params["weight"].numpy(), net.weight.numpy())
+    masters = state["master_weights"]
+    assert masters[net.weight.name].dtype == "float32"
+    np.testing.assert_array_equal(
+        masters[net.weight.name].numpy(), opt.state_dict()["master_weights"][net.weight.name].numpy()
+    )
+    assert paddle.load(str(tmp_path / "m.pdparams"), return_numpy=True)["bias"].dtype == ml_dtypes.bfloat16
