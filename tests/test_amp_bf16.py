@@ -324,3 +324,24 @@ def test_paddle_save_keeps_bfloat16_tensors_and_master_weights(tmp_path):
         masters[net.weight.name].numpy(), opt.state_dict()["master_weights"][net.weight.name].numpy()
     )
     assert paddle.load(str(tmp_path / "m.pdparams"), return_numpy=True)["bias"].dtype == ml_dtypes.bfloat16
+
+
+def test_bfloat16_is_refused_on_a_place_without_it():
+    import types
+
+    from fleetgraph.dygraph import mode
+
+    class GpuLike(paddle.CPUPlace):  # what a CUDAPlace's array module (CuPy) lacks: ml_dtypes' bfloat16
+        def array_module(self):
+            return types.SimpleNamespace(__name__="cupy")
+
+    net = paddle.nn.Linear(2, 2)
+    mode.use_place(GpuLike())
+    try:
+        with pytest.raises(RuntimeError, match="bfloat16 runs on the CPU place .* computes with cupy"):
+            with paddle.amp.auto_cast(dtype="bfloat16"):
+                pass
+        with pytest.raises(RuntimeError, match="bfloat16 parameters live on the CPU place"):
+            paddle.amp.decorate(net, level="O2", dtype="bfloat16")
+    finally:
+        mode.use_place(paddle.CPUPlace())
