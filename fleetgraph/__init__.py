@@ -78,7 +78,7 @@ from .transpiler.dump import set_report_renderer as _set_report_renderer
 __version__ = "0.1.0"
 
 bool = "bool"  # noqa: A001
-float16, float32, float64 = "float16", "float32", "float64"
+float16, bfloat16, float32, float64 = "float16", "bfloat16", "float32", "float64"
 int8, int16, int32, int64, uint8 = "int8", "int16", "int32", "int64", "uint8"
 
 

@@ -1,7 +1,9 @@
 """`paddle.amp.GradScaler` as Paddle 2.0 behaves on a CPU build: loss scaling exists for float16
 gradients, which only a CUDAPlace computes, so on any other place the scaler warns and disables
 itself. Disabled, `scale` returns the loss as it is and `minimize` is the optimizer's minimize (a
-gradient of inf or nan is applied as it is, as Paddle's CPU build does)."""
+gradient of inf or nan is applied as it is, as Paddle's CPU build does). A bfloat16 run
+(auto_cast(dtype='bfloat16')) needs no scaling either: bfloat16 has float32's exponent range, and
+later Paddle (2.5) disables its scaler for bfloat16 too, so the loss goes unscaled there as well."""
 
 from __future__ import annotations
 

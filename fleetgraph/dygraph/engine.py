@@ -12,7 +12,7 @@ from ..executor import trace
 from ..ir import FleetgraphError, get_op_def
 from ..ir.registry import COMMON_ATTRS
 from ..ops._xp import copy, is_array
-from ..ops.bound import BoundKernel
+from ..ops.bound import BoundKernel, in_float32
 from ..ops.selected_rows import SelectedRows
 from . import mode
 
@@ -125,9 +125,14 @@ def merged_attrs(s: _Spec, attrs: dict | None) -> dict:
 
 def run_op(type: str, inputs: dict, outputs: dict, attrs: dict | None = None) -> dict:
     """Run op `type` on Tensors now: `inputs` and `outputs` map slots to lists of Tensors (outputs
-    are filled in). The op goes on the tape when gradients are on and an input needs one."""
+    are filled in). The op goes on the tape when gradients are on and an input needs one. Inside an
+    auto_cast region its inputs are cast first (recorded too), and a bfloat16 op computes as
+    ops.bound.in_float32 says."""
     s = _SPECS.get(type) or spec(type)
     attrs = merged_attrs(s, attrs) if attrs else s.attrs
+    low = False
+    if mode.amp_region.policy is not None:  # an auto_cast region: inputs cast as its policy says (autocast.py)
+        inputs, low = mode.amp_region.policy.cast_inputs(s, inputs)
     if s.inplace_ins:
         _unshare(s, inputs, mode.eager_place.xp)
     args = []
@@ -146,11 +151,12 @@ def run_op(type: str, inputs: dict, outputs: dict, attrs: dict | None = None) ->
     else:  # the kernel's keyword arguments are the attrs themselves
         bound, kwargs = s.bound, attrs
     xp = mode.eager_place.xp
+    kernel = in_float32(bound.kernel, s.out_inplace) if low else bound.kernel
     try:
         if trace.ACTIVE is None:
-            result = bound.kernel(xp, *args, **kwargs)
+            result = kernel(xp, *args, **kwargs)
         else:  # a profiler runs: the call is an event
-            result = trace.timed(type, bound.kernel, xp, *args, **kwargs)
+            result = trace.timed(type, kernel, xp, *args, **kwargs)
     except FleetgraphError:
         raise
     except Exception as e:

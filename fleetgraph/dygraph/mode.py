@@ -46,6 +46,20 @@ class _Place:
 eager_place = _Place()
 
 
+class _AmpRegion:
+    """The mixed-precision policy eager ops follow (autocast.AmpPolicy), None outside an auto_cast
+    region: one for the process, as Paddle's tracer holds it. A slot, read on every eager call (a
+    thread-local's class default costs ten times as much)."""
+
+    __slots__ = ("policy",)
+
+    def __init__(self) -> None:
+        self.policy = None
+
+
+amp_region = _AmpRegion()
+
+
 def enable_static() -> None:
     """Static mode: nn.Layer parameters and input-less calls build programs."""
     global _mode

@@ -19,6 +19,7 @@ def op_function(type: str, attrs: dict | None = None, static=None):
     into the op's bound kernel, whose kernel and keyword arguments the function calls; a call may pass
     `attrs=` a complete attr dict of its own (every attr the op declares) instead.
     Only simple ops have one: one output, no duplicable slot, no randomness, no in-place write.
+    Inside an auto_cast region it takes the general path (engine.run_op), which casts the inputs.
 
     `static(*inputs, name)`, for ops of one or two inputs: what `f(*inputs, name)` does instead when
     an input holds no value (a static Variable): the dispatch's path, so one function serves both
@@ -30,6 +31,7 @@ def op_function(type: str, attrs: dict | None = None, static=None):
     bound = s.bound if fixed is s.attrs else s.bind(fixed)
     kernel, fixed, where, records = bound.kernel, bound.kwargs, f"{type} (eager)", s.records
     state, device, new, ndarray = mode._state, mode.eager_place, object.__new__, np.ndarray
+    amp = mode.amp_region
     tensor, wrap, record = engine.Tensor, engine._array, engine.record
 
     if len(s.ins) == 1:
@@ -41,6 +43,8 @@ def op_function(type: str, attrs: dict | None = None, static=None):
                 if static is None:
                     raise
                 return static(x, name)
+            if amp.policy is not None:
+                return amp_call(s, (x,), attrs)
             xp = device.xp
             try:
                 if trace.ACTIVE is None:
@@ -68,6 +72,8 @@ def op_function(type: str, attrs: dict | None = None, static=None):
                 if static is None:
                     raise
                 return static(x, y, name)
+            if amp.policy is not None:
+                return amp_call(s, (x, y), attrs)
             xp = device.xp
             try:
                 if trace.ACTIVE is None:
@@ -90,6 +96,8 @@ def op_function(type: str, attrs: dict | None = None, static=None):
     def run(*tensors, attrs=fixed):
         if len(tensors) != len(s.ins):
             raise FleetgraphError(f"{type}: expected {len(s.ins)} input tensors, got {len(tensors)}")
+        if amp.policy is not None:
+            return amp_call(s, tensors, attrs)
         values = [t.value for t in tensors]
         xp = device.xp
         try:
@@ -108,6 +116,14 @@ def op_function(type: str, attrs: dict | None = None, static=None):
         return out
 
     return run
+
+
+def amp_call(s, tensors, attrs: dict):
+    """An op function's call inside an auto_cast region: the general path, which casts the inputs
+    as the region's policy says (engine.run_op)."""
+    out = engine.Tensor()
+    engine.run_op(s.type, {slot: [t] for (slot, _), t in zip(s.ins, tensors)}, {s.out_slot: [out]}, attrs)
+    return out
 
 
 def default_function(type: str):

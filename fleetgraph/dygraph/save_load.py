@@ -4,7 +4,8 @@
 written under a temporary name and renamed into place, a manifest with their SHA-256 written last).
 What it takes: Tensors, NumPy arrays and scalars, bool/int/float/str/None, and dicts (string keys)
 and lists or tuples of these, nested, as a Layer's or an optimizer's state_dict() is. The nesting
-goes into the manifest's meta as JSON, each array into the .npz under a key of its own.
+goes into the manifest's meta as JSON, each array into the .npz under a key of its own (a bfloat16
+one as its uint16 bits, its entry saying so).
 
 `load(path)` checks the files against the manifest and gives the object back: Tensors as Tensors
 (stop_gradient True, as Paddle's), or as NumPy arrays with return_numpy=True.
@@ -17,6 +18,7 @@ import os
 import numpy as np
 
 from ..ir import FleetgraphError
+from ..ir.dtypes import BFLOAT16
 from ..store import checkpoint
 from .tensor import Tensor
 
@@ -64,9 +66,9 @@ def _encode(value, arrays: dict, where: str):
     if isinstance(value, Tensor):
         if value.value is None:
             raise FleetgraphError(f"save: {where} is a Tensor without a value; expected one that holds data")
-        return {"tensor": _put(arrays, value.numpy())}
+        return _array_entry("tensor", value.numpy(), arrays)
     if isinstance(value, np.ndarray):
-        return {"ndarray": _put(arrays, value)}
+        return _array_entry("ndarray", value, arrays)
     if isinstance(value, np.generic):
         return {"scalar": _put(arrays, np.asarray(value))}
     if value is None or isinstance(value, (bool, int, float, str)):
@@ -85,6 +87,14 @@ def _encode(value, arrays: dict, where: str):
     )
 
 
+def _array_entry(kind: str, array: np.ndarray, arrays: dict) -> dict:
+    """A bfloat16 array goes in as its bits (uint16), under kind 'bfloat16 <kind>': a .npy file has no
+    bfloat16 and would read it back as raw bytes (void16)."""
+    if array.dtype == BFLOAT16:
+        return {f"bfloat16 {kind}": _put(arrays, array.view(np.uint16))}
+    return {kind: _put(arrays, array)}
+
+
 def _put(arrays: dict, array: np.ndarray) -> str:
     key = f"a{len(arrays)}"
     arrays[key] = array
@@ -95,6 +105,11 @@ def _decode(node, arrays: dict, return_numpy: bool):
     (kind, body), *rest = node.items()
     if rest:
         raise FleetgraphError(f"load: a malformed entry {node!r}; expected one kind each")
+    if kind in ("bfloat16 tensor", "bfloat16 ndarray"):
+        bits = arrays[body]
+        if bits.dtype != np.uint16:
+            raise FleetgraphError(f"load: bfloat16 entry {body!r} holds {bits.dtype}; expected its uint16 bits")
+        kind, arrays = kind.split()[1], {body: bits.view(BFLOAT16)}
     if kind == "tensor":
         array = arrays[body]
         return array if return_numpy else Tensor(array, stop_gradient=True)

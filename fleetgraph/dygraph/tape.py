@@ -22,6 +22,7 @@ from ..ir import FleetgraphError, get_op_def
 from ..ir.program import Operator
 from ..ir.registry import GRAD_SUFFIX
 from ..ops._xp import dtype_of, full
+from ..ops.bound import has_bfloat16, in_float32
 from ..ops.selected_rows import SelectedRows, merge_dense
 from . import mode
 from .engine import Node, _array, key, merged_attrs, spec
@@ -153,7 +154,11 @@ def _run_grad_ops(node: Node, maker, grads: dict, xp) -> list:
             values = [_lookup(xp, n, node, grads, env) for n in names]
             args.append(values if dup else values[0])
         attrs = merged_attrs(s, desc.get("attrs"))
-        result = s.bind(attrs, outputs, next(n for ns in outputs.values() for n in ns if n))(xp, *args)
+        bound = s.bind(attrs, outputs, next(n for ns in outputs.values() for n in ns if n))
+        low = s.type != "cast" and has_bfloat16(args)
+        if low:  # the gradient of a bfloat16 op computes as it did
+            bound.kernel = in_float32(bound.kernel, narrow=False)
+        result = bound(xp, *args)
         results = [result] if s.single_out else result
         for (slot, dup), value in zip(s.outs, results):
             names = outputs.get(slot)
@@ -161,8 +166,9 @@ def _run_grad_ops(node: Node, maker, grads: dict, xp) -> list:
                 continue
             for n, v in zip(names, value if dup else [value]):
                 if n is not None and v is not None:
-                    env[n] = _array(v, xp)
-                    produced.append((_key_of(n[: -len(GRAD_SUFFIX)]), env[n]))
+                    k = _key_of(n[: -len(GRAD_SUFFIX)])
+                    env[n] = _as_dtype_of(node.values[k], _array(v, xp)) if low else _array(v, xp)
+                    produced.append((k, env[n]))
     return produced
 
 
@@ -246,11 +252,15 @@ def _run_slot_grad_op(node: Node, plan: _GradPlan, grads: dict, xp) -> list:
         attrs = {k: attrs[k] if k in attrs else default for k, default in s.attrs.items()}
     bound = s.bound  # its kwargs are the attrs themselves, and the gradients wanted (so it skips the others)
     kwargs = {**attrs, "need": frozenset(wanted)} if s.want else attrs
+    kernel = bound.kernel
+    low = s.type != "cast" and has_bfloat16(args)
+    if low:  # the gradient of a bfloat16 op computes as it did
+        kernel = in_float32(kernel, narrow=False)
     try:
         if trace.ACTIVE is None:
-            result = bound.kernel(xp, *args, **kwargs)
+            result = kernel(xp, *args, **kwargs)
         else:  # a profiler runs: the call is an event
-            result = trace.timed(s.type, bound.kernel, xp, *args, **kwargs)
+            result = trace.timed(s.type, kernel, xp, *args, **kwargs)
     except FleetgraphError:
         raise
     except Exception as e:
@@ -258,7 +268,7 @@ def _run_slot_grad_op(node: Node, plan: _GradPlan, grads: dict, xp) -> list:
     if s.single_out:
         ((slot, dup),) = s.outs
         names = wanted.get(slot)
-        if not dup and names:
+        if not dup and names and not low:
             return [] if result is None else [(names[0], _array(result, xp))]
         results = [result]
     else:
@@ -270,8 +280,17 @@ def _run_slot_grad_op(node: Node, plan: _GradPlan, grads: dict, xp) -> list:
             continue
         for n, v in zip(names, value if dup else [value]):
             if n is not None and v is not None:
-                produced.append((n, _array(v, xp)))
+                produced.append((n, _as_dtype_of(values[n], _array(v, xp)) if low else _array(v, xp)))
     return produced
+
+
+def _as_dtype_of(forward, grad):
+    """A gradient computed in float32 for a bfloat16 op, as its variable's dtype (Paddle's bf16 grad
+    kernels give a bfloat16 input a bfloat16 gradient, a float32 one a float32 gradient)."""
+    dtype = getattr(forward, "dtype", None)
+    if dtype is None or isinstance(grad, SelectedRows) or grad.dtype == dtype:
+        return grad
+    return grad.astype(dtype)
 
 
 def _lookup(xp, name: str, node: Node, grads: dict, env: dict):

@@ -31,7 +31,7 @@ from .math import (  # noqa: F401  (abs ... tanh: fluid.layers.ops, which is thi
 )
 from .tensor import assign
 
-_FLOATS = ("float16", "float32", "float64")
+_FLOATS = ("float16", "bfloat16", "float32", "float64")  # bfloat16: later Paddle's "uint16"
 
 
 def _check(layer: str, what: str, var, dtypes: tuple[str, ...] = _FLOATS) -> None:

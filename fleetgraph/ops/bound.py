@@ -11,7 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ..ir import FleetgraphError, KernelError
+from ..ir.dtypes import BFLOAT16
 from ..ir.errors import fmt_shape
 from ..ir.registry import OpDef
 from .lod_tensor import LoDTensor
@@ -76,3 +79,50 @@ def describe(value: Any) -> str:
         return "[" + ", ".join(describe(v) for v in value) + "]"
     rows = value.data if isinstance(value, LoDTensor) else value
     return f"{fmt_shape(getattr(rows, 'shape', ()))} {getattr(value, 'dtype', type(value).__name__)}"
+
+
+def in_float32(kernel, keep: tuple = (), narrow: bool = True):
+    """`kernel` as a bfloat16 kernel of oneDNN computes (bf16 GEMM: bfloat16 inputs, float32
+    accumulation, bfloat16 output): each bfloat16 input widened to float32 (exact), the kernel run in
+    float32, then (with `narrow`) each float32 output rounded to bfloat16 (to nearest, ties to even)
+    except the outputs flagged in `keep` (in-place ones, such as batch_norm's running statistics,
+    keep their dtype). NumPy has no bfloat16 arithmetic of its own (ml_dtypes' matmul returns float32,
+    its dot is a loop 40x slower than float32's at 256x256), so every kernel computes this way on
+    bfloat16 inputs, at float32's speed plus the two conversions."""
+
+    def run(xp, *inputs, **kwargs):
+        result = kernel(xp, *[_widened(v) for v in inputs], **kwargs)
+        if not narrow:
+            return result
+        if result.__class__ is tuple or result.__class__ is list:
+            return result.__class__(v if k else _narrowed(v) for v, k in zip(result, keep or (False,) * len(result)))
+        return _narrowed(result)
+
+    return run
+
+
+def has_bfloat16(inputs) -> bool:
+    """Whether any input (an array, or a list of them for a duplicable slot) is bfloat16."""
+    for v in inputs:
+        if v.__class__ is list:
+            if has_bfloat16(v):
+                return True
+        elif getattr(v, "dtype", None) == BFLOAT16:
+            return True
+    return False
+
+
+def _widened(value):
+    if value.__class__ is list:
+        return [_widened(v) for v in value]
+    if value.__class__ is np.ndarray and value.dtype == BFLOAT16:
+        return value.astype(np.float32)
+    return value
+
+
+def _narrowed(value):
+    if value.__class__ is list or value.__class__ is tuple:
+        return value.__class__(_narrowed(v) for v in value)
+    if isinstance(value, (np.ndarray, np.generic)) and value.dtype == np.float32:  # a NumPy scalar too
+        return np.asarray(value).astype(BFLOAT16)
+    return value

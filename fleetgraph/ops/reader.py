@@ -12,20 +12,11 @@ import threading
 from collections import deque
 
 from ..ir import EOFException, FleetgraphError, InferContext, register_op
+from ..ir.dtypes import VAR_TYPE_CODES
 from ..ir.program import VarType
 
 # Paddle's VarDesc.VarType codes, which create_py_reader's `dtypes` attr holds.
-PADDLE_DTYPE_CODES = {
-    "bool": 0,
-    "int16": 1,
-    "int32": 2,
-    "int64": 3,
-    "float16": 4,
-    "float32": 5,
-    "float64": 6,
-    "uint8": 20,
-    "int8": 21,
-}
+PADDLE_DTYPE_CODES = VAR_TYPE_CODES
 
 IDLE, RUNNING, FINISHED, FAILED = "idle", "running", "finished", "failed"
 # how often a waiting `pop` looks whether the feeding thread is still alive

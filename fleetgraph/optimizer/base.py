@@ -18,6 +18,7 @@ from ..ir.program import Parameter, Program, Variable, VarType
 from ..ops.selected_rows import SelectedRows
 from ..regularizer import L2Decay, WeightDecayRegularizer
 from ..transpiler.backward import append_backward
+from . import master_weights
 from .lr import LRScheduler
 
 
@@ -133,13 +134,20 @@ class Optimizer:
         if scheduler is not None and id(program) in self._lr_vars:  # as the executor does before a run
             self._lr_vars[id(program)].value = np.array([float(scheduler())], dtype="float32")
         with no_grad(), eager_guard():
-            self._apply_gradients(program, program, params_grads)
+            if getattr(self, "_multi_precision", False):  # paddle.amp.decorate at O2: master weights
+                updates, back = master_weights.with_masters(self, params_grads)
+                self._apply_gradients(program, program, updates)
+                master_weights.write_back(back)
+            else:
+                self._apply_gradients(program, program, params_grads)
         return params_grads
 
     def state_dict(self) -> dict:
-        """Paddle's: each eager accumulator Tensor by its name (`linear_0.w_0_moment1_0`), and the
-        scheduler's state under 'LR_Scheduler'."""
+        """Paddle's: each eager accumulator Tensor by its name (`linear_0.w_0_moment1_0`), the
+        scheduler's state under 'LR_Scheduler' and master weights under 'master_weights'."""
         state = {var.name: var for var in self._accumulators.values() if isinstance(var, Tensor)}
+        if getattr(self, "_master_weights", None):  # float32 masters of bfloat16 parameters, by name
+            state["master_weights"] = dict(self._master_weights)
         if isinstance(self._learning_rate, LRScheduler):
             state["LR_Scheduler"] = self._learning_rate.state_dict()
         return state
@@ -149,6 +157,10 @@ class Optimizer:
         step, as after a restart) when step() makes them; the scheduler's state."""
         state = dict(state_dict)
         scheduler = state.pop("LR_Scheduler", None)
+        self._pending_masters = state.pop("master_weights", None) or {}
+        for name, master in getattr(self, "_master_weights", {}).items():
+            if name in self._pending_masters:
+                master.set_value(np.asarray(getattr(self._pending_masters[name], "value", self._pending_masters[name])))
         if scheduler is not None and isinstance(self._learning_rate, LRScheduler):
             self._learning_rate.set_state_dict(scheduler)
         self._pending_state = state
