@@ -102,7 +102,7 @@ ABSENT: dict[str, str] = {
     ),
     "paddle.static.amp": (
         "float16 training needs float16 kernels, and fleetgraph's CPU kernels (as Paddle's CPU build) have "
-        "none; bfloat16 autocast is paddle.amp's"
+        "none; bfloat16 mixed precision is dynamic-mode paddle.amp's (auto_cast, decorate)"
     ),
     "paddle.static.nn.deform_conv2d": DETECTION,
     "paddle.vision.ops": DETECTION,
@@ -137,7 +137,7 @@ ABSENT: dict[str, str] = {
             (
                 "mixed_precision",
                 "float16 training needs float16 kernels, and fleetgraph's CPU kernels (as Paddle's CPU build) have "
-                "none; bfloat16 autocast is paddle.amp's",
+                "none; bfloat16 mixed precision is dynamic-mode paddle.amp's (auto_cast, decorate)",
             ),
             (
                 "HDFSClient multi_download multi_upload utils",
