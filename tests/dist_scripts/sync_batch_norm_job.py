@@ -54,8 +54,11 @@ def shard(array, rank, nranks):
 
 
 def dynamic(rank=0, nranks=1, sync=False):
+    """Parameters are drawn from streams named after them: the guard gives the job and the test's
+    process (which made layers before) the same names, hence the same initial weights."""
     paddle.seed(1)
-    model = Net(nn.BatchNorm2D, nn.BatchNorm1D)
+    with unique_name.guard():
+        model = Net(nn.BatchNorm2D, nn.BatchNorm1D)
     if sync:
         model = nn.SyncBatchNorm.convert_sync_batchnorm(model)
     opt = paddle.optimizer.Momentum(0.05, momentum=0.9, parameters=model.parameters())
