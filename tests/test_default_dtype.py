@@ -177,6 +177,13 @@ def test_recurrent_states_and_the_transformer_mask_take_the_default(float64):
     assert mask.dtype == "float64"
 
 
+def test_datasets_made_under_a_default_serve_it(float64):
+    """Paddle's datasets take the default dtype when made (here from the synthetic stand-ins)."""
+    features, price = paddle.text.UCIHousing(mode="test")[0]
+    image, _ = paddle.vision.datasets.MNIST(mode="test", backend="cv2")[0]
+    assert features.dtype == price.dtype == image.dtype == np.float64
+
+
 # -- static mode -------------------------------------------------------------------------------------
 
 
