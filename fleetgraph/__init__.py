@@ -37,7 +37,14 @@ from .executor.place import CUDAPinnedPlace, is_compiled_with_cuda
 from .fluid.dygraph.base import grad
 from .hapi import Model, callbacks, flops, summary
 from .inspect.report import build_report as _build_report
-from .ir import FleetgraphError, Program, default_main_program, default_startup_program
+from .ir import (
+    FleetgraphError,
+    Program,
+    default_main_program,
+    default_startup_program,
+    get_default_dtype,
+    set_default_dtype,
+)
 from .jit.api import trace_for_export as _trace_for_export
 from .layers.math import monkey_patch_variable
 from .layers.tensor import create_parameter
@@ -126,6 +133,7 @@ __all__ = [
     "fluid",
     "is_compiled_with_cuda",
     "full",
+    "get_default_dtype",
     "get_device",
     "global_scope",
     "in_dynamic_mode",
@@ -151,6 +159,7 @@ __all__ = [
     "save",
     "scale",
     "seed",
+    "set_default_dtype",
     "set_device",
     "sign",
     "split",

@@ -36,6 +36,17 @@ def _restore_the_mode():
     mode._mode, mode.eager_place.xp = saved
 
 
+@pytest.fixture(autouse=True)
+def _restore_the_default_dtype():
+    """A test that calls set_default_dtype (and fails, or forgets to set it back) cannot leave its
+    dtype to the tests after it."""
+    import fleetgraph
+
+    saved = fleetgraph.get_default_dtype()
+    yield
+    fleetgraph.set_default_dtype(saved)
+
+
 # -- under CI=true, a skip is a failure --------------------------------------------------------------
 # CI installs every tool a test needs (.ci/run), so a skip there means a tool went missing or a test
 # was switched off. The exception is a test marked `gpu` (CI has no GPU); it skips per test, so a GPU

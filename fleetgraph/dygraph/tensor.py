@@ -10,7 +10,7 @@ import itertools
 import numpy as np
 
 from ..executor.feed_fetch import FetchedValue
-from ..ir import FleetgraphError
+from ..ir import FleetgraphError, get_default_dtype
 from ..ir.dtypes import convert_dtype
 from ..ir.program import Parameter, Variable, VarType
 from ..ops._xp import dtype_name
@@ -241,15 +241,15 @@ def set_printoptions(precision=None, threshold=None, edgeitems=None, sci_mode=No
 
 
 def to_tensor(data, dtype=None, place=None, stop_gradient: bool = True) -> Tensor:
-    """`paddle.to_tensor`: an eager Tensor holding a copy of `data` (Python floats become float32,
-    ints int64, as Paddle's)."""
+    """`paddle.to_tensor`: an eager Tensor holding a copy of `data` (Python floats take the default
+    dtype, float32 unless `set_default_dtype` changed it; ints int64, as Paddle's)."""
     if isinstance(data, Tensor):
         data = data.numpy()
     array = np.array(data, copy=True)
     if dtype is not None:
         array = array.astype(convert_dtype(dtype))
-    elif array.dtype == np.float64 and not isinstance(data, np.ndarray):
-        array = array.astype(np.float32)
+    elif array.dtype.kind == "f" and not isinstance(data, np.ndarray):
+        array = array.astype(get_default_dtype())
     elif array.dtype.kind == "i" and not isinstance(data, np.ndarray):
         array = array.astype(np.int64)
     xp = mode.array_module() if place is None else _place_of(place).array_module()

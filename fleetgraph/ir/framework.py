@@ -1,13 +1,41 @@
-"""The default main and startup programs that layer functions append to, and `program_guard`."""
+"""The defaults layer functions build with: the main and startup programs (`program_guard`) and the
+floating dtype (`set_default_dtype`)."""
 
 from __future__ import annotations
 
 import contextlib
 
+import numpy as np
+
+from .errors import FleetgraphTypeError
 from .program import Program
 
 _main_program = Program()
 _startup_program = Program()
+
+
+_DEFAULT_DTYPES = ("float16", "float32", "float64")
+_default_dtype = "float32"
+
+
+def set_default_dtype(d) -> None:
+    """Paddle's `paddle.set_default_dtype`: the dtype of parameters made without one, of Python floats
+    given to `to_tensor`, and of the random draws without a dtype (float16, float32 or float64, as a
+    name or a NumPy type; float32 until set)."""
+    global _default_dtype
+    if isinstance(d, type):
+        name, ok = d.__name__, d in (np.float16, np.float32, np.float64)
+    else:
+        name = str(d)
+        ok = isinstance(d, (str, np.dtype)) and name in _DEFAULT_DTYPES
+    if not ok:  # Paddle's words, stray space included
+        raise FleetgraphTypeError(f"set_default_dtype only supports [float16, float32, float64] , but received {name}")
+    _default_dtype = name
+
+
+def get_default_dtype() -> str:
+    """The dtype `set_default_dtype` set: 'float32' unless changed."""
+    return _default_dtype
 
 
 def default_main_program() -> Program:

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..dygraph.tensor import Tensor
 from ..ir.errors import FleetgraphError
-from ..ir.framework import default_main_program
+from ..ir.framework import default_main_program, get_default_dtype
 from .beam_search import gather_tree
 from .control_flow import While
 from .math import (
@@ -136,8 +136,10 @@ class BeamSearchDecoder(Decoder):
         cell_states = map_structure(self._expand_to_beam_size, initial_cell_states)
         per_beam = [-1, self.beam_size]  # [batch, beam] shaped after the state's batch
         inputs = fill_constant_batch_size_like(state, per_beam, "int64", self.start_token)
-        first = np.array([[0.0] + [-self.kinf] * (self.beam_size - 1)], dtype="float32")  # one live beam
-        log_probs = elementwise_add(fill_constant_batch_size_like(state, per_beam, "float32", 0.0), assign(first))
+        first = np.array([[0.0] + [-self.kinf] * (self.beam_size - 1)], dtype=_score_dtype())  # one live beam
+        log_probs = elementwise_add(
+            fill_constant_batch_size_like(state, per_beam, first.dtype.name, 0.0), assign(first)
+        )
         finished = fill_constant_batch_size_like(state, per_beam, "bool", False)
         lengths = fill_constant_batch_size_like(state, per_beam, "int64", 0)
         inputs = self.embedding_fn(inputs) if self.embedding_fn else inputs
@@ -146,7 +148,7 @@ class BeamSearchDecoder(Decoder):
     def _beam_search_step(self, time, logits, next_cell_states, beam_state):
         self.vocab_size = logits.shape[-1]
         vocab = fill_constant([1], "int64", self.vocab_size)
-        noend = np.full(self.vocab_size, -self.kinf, dtype="float32")
+        noend = np.full(self.vocab_size, -self.kinf, dtype=_score_dtype())
         noend[self.end_token] = 0.0
         self.noend_mask = assign(noend)
         step_log_probs = self._mask_probs(log(softmax(logits)), beam_state.finished)
@@ -180,6 +182,11 @@ class BeamSearchDecoder(Decoder):
 
     def finalize(self, outputs, final_states, sequence_lengths):
         return gather_tree(outputs.predicted_ids, outputs.parent_ids), final_states
+
+
+def _score_dtype() -> str:
+    """Beam scores are float32, or float64 under that default, as Paddle's BeamSearchDecoder."""
+    return "float64" if get_default_dtype() == "float64" else "float32"
 
 
 # -- dynamic_decode --------------------------------------------------------------------------------

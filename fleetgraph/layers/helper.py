@@ -13,7 +13,7 @@ from ..initializer import Constant, Xavier, global_initializer
 from ..ir import unique_name
 from ..ir.dtypes import convert_dtype
 from ..ir.errors import FleetgraphError
-from ..ir.framework import default_main_program, default_startup_program
+from ..ir.framework import default_main_program, default_startup_program, get_default_dtype
 from ..ir.program import Parameter, Variable, VarType
 from ..param_attr import ParamAttr, WeightNormParamAttr
 from .weight_norm import weight_normalized
@@ -44,9 +44,10 @@ class LayerHelper:
         return self.main_program.current_block()
 
     def create_parameter(
-        self, attr, shape, dtype="float32", is_bias=False, default_initializer=None, type=VarType.DENSE_TENSOR
+        self, attr, shape, dtype=None, is_bias=False, default_initializer=None, type=VarType.DENSE_TENSOR
     ) -> Parameter:
-        """A parameter in the main program and its twin plus init op in the startup program."""
+        """A parameter in the main program and its twin plus init op in the startup program; of the
+        default dtype (`set_default_dtype`) unless `dtype` says, as Paddle's LayerHelperBase."""
         attr = ParamAttr._to_attr(attr)
         if attr is False:
             raise FleetgraphError(f"{self.layer_type}: cannot create a parameter from attr False")
@@ -57,7 +58,7 @@ class LayerHelper:
         name = attr.name or unique_name.generate(f"{self.name}.{suffix}")
         init = attr.initializer or global_initializer(is_bias) or default_initializer
         init = init or (Constant(0.0) if is_bias else Xavier())
-        dtype = convert_dtype(dtype)
+        dtype = convert_dtype(dtype or get_default_dtype())
         if isinstance(attr, WeightNormParamAttr):
             if mode.eager_by_default():
                 raise NotImplementedError(
@@ -95,7 +96,8 @@ class LayerHelper:
             init(twin, startup)
         return param
 
-    def create_variable_for_type_inference(self, dtype="float32", stop_gradient=False) -> Variable:
+    def create_variable_for_type_inference(self, dtype=None, stop_gradient=False) -> Variable:
+        dtype = dtype or get_default_dtype()
         if self.eager:
             return Tensor(None, stop_gradient=stop_gradient, dtype=convert_dtype(dtype))
         name = unique_name.generate_with_ignorable_key(f"{self.name}.tmp")

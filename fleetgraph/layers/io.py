@@ -9,16 +9,18 @@ from ..io.loader import _convert as convert_batch
 from ..io.loader import _unique as unique_loader_name
 from ..ir import FleetgraphValueError, unique_name
 from ..ir.dtypes import convert_dtype
-from ..ir.framework import default_main_program
+from ..ir.framework import default_main_program, get_default_dtype
 from ..ir.program import Variable, VarType
 from ..ops.reader import BlockingQueue, QueueReader
 
 __all__ = ["create_py_reader_by_data", "double_buffer", "py_reader", "read_file"]
 
 
-def data(name: str, shape, dtype="float32", lod_level: int = 0) -> Variable:
-    """`paddle.static.data`: the shape is given in full; None or -1 marks a dimension known at run time."""
+def data(name: str, shape, dtype=None, lod_level: int = 0) -> Variable:
+    """`paddle.static.data`: the shape is given in full; None or -1 marks a dimension known at run time.
+    Without a dtype, the default dtype (`set_default_dtype`), as Paddle 2.0's."""
     shape = [-1 if d is None else int(d) for d in shape]
+    dtype = dtype or get_default_dtype()
     block = default_main_program().global_block()
     return block.create_var(
         name, shape, dtype, lod_level=lod_level, is_data=True, stop_gradient=True, need_check_feed=True

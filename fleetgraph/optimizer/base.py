@@ -13,7 +13,7 @@ from ..dygraph.tensor import Tensor
 from ..grad_clip import ClipGradBase, append_gradient_clip_ops
 from ..initializer import Constant
 from ..ir import FleetgraphError, FleetgraphTypeError, unique_name
-from ..ir.framework import default_main_program, default_startup_program
+from ..ir.framework import default_main_program, default_startup_program, get_default_dtype
 from ..ir.program import Parameter, Program, Variable, VarType
 from ..ops.selected_rows import SelectedRows
 from ..regularizer import L2Decay, WeightDecayRegularizer
@@ -132,7 +132,8 @@ class Optimizer:
         program = self._eager_program()
         scheduler = self._learning_rate if isinstance(self._learning_rate, LRScheduler) else None
         if scheduler is not None and id(program) in self._lr_vars:  # as the executor does before a run
-            self._lr_vars[id(program)].value = np.array([float(scheduler())], dtype="float32")
+            lr = self._lr_vars[id(program)]
+            lr.value = np.array([float(scheduler())], dtype=lr.dtype)
         with no_grad(), eager_guard():
             if getattr(self, "_multi_precision", False):  # paddle.amp.decorate at O2: master weights
                 updates, back = master_weights.with_masters(self, params_grads)
@@ -230,16 +231,18 @@ class Optimizer:
         raise NotImplementedError
 
     def _global_lr(self, program: Program, startup: Program) -> Variable:
-        """A schedule's variable as given; else `learning_rate_0`, a persistable [1] float32 set by
-        the startup program (and, for an LRScheduler, by the executor before each run)."""
+        """A schedule's variable as given; else `learning_rate_0`, a persistable [1] of the default
+        dtype (as Paddle 2.0's) set by the startup program (and, for an LRScheduler, by the executor
+        before each run)."""
         if isinstance(self._learning_rate, Variable):
             return self._learning_rate
         key = id(program)
         if key not in self._lr_vars:
             scheduler = self._learning_rate if isinstance(self._learning_rate, LRScheduler) else None
             name = unique_name.generate("learning_rate")
-            var = program.global_block().create_var(name, [1], "float32", persistable=True)
-            twin = startup.global_block().create_var(name, [1], "float32", persistable=True)
+            dtype = get_default_dtype()
+            var = program.global_block().create_var(name, [1], dtype, persistable=True)
+            twin = startup.global_block().create_var(name, [1], dtype, persistable=True)
             Constant(float(scheduler()) if scheduler else self._learning_rate)(twin, startup.global_block())
             if scheduler is not None:
                 scheduler._var_name = name
@@ -253,7 +256,7 @@ class Optimizer:
         if scale == 1.0:
             return lr
         block = update_block(program)
-        scaled = block.create_var(unique_name.generate(f"{param.name}_lr"), [1], "float32")
+        scaled = block.create_var(unique_name.generate(f"{param.name}_lr"), [1], lr.dtype)
         block.append_op("scale", {"X": [lr]}, {"Out": [scaled]}, {"scale": float(scale)})
         return scaled
 

@@ -13,6 +13,7 @@ import numpy as np
 from ..dygraph.dispatch import bind
 from ..dygraph.mode import eager_guard, in_dynamic_mode
 from ..dygraph.tensor import Tensor
+from ..ir import get_default_dtype
 from ..layers import creation as fluid_creation
 from ..layers import tensor as fluid_tensor
 from ..layers import tensor_shape
@@ -83,9 +84,9 @@ def ones_like(x, dtype=None, name=None):
 
 def empty(shape, dtype=None, name=None):
     """A tensor of shape whose values the caller must not rely on (Paddle leaves them uninitialized;
-    here they are zeros), float32 by default."""
+    here they are zeros), of the default dtype (`set_default_dtype`) unless dtype says."""
     with created():
-        return fluid_tensor.fill_constant(list(shape), "float32" if dtype is None else dtype, 0.0, name=name)
+        return fluid_tensor.fill_constant(list(shape), dtype or get_default_dtype(), 0.0, name=name)
 
 
 def empty_like(x, dtype=None, name=None):

@@ -10,6 +10,7 @@ import contextlib
 from ..dygraph.dispatch import bind
 from ..dygraph.mode import eager_guard
 from ..dygraph.tensor import Tensor
+from ..ir import FleetgraphTypeError, get_default_dtype
 from ..ir.dtypes import convert_dtype
 from ..ir.program import Variable
 from ..layers import tensor as fluid_tensor
@@ -29,7 +30,14 @@ def _shape(where: str, shape) -> list[int]:
 
 
 def _float_dtype(where: str, dtype) -> str:
-    dtype = "float32" if dtype is None else convert_dtype(dtype)
+    """dtype, else the default dtype (`set_default_dtype`), which Paddle's draws take only when it is
+    float32 or float64 (a float16 default is refused, in Paddle's words)."""
+    if dtype is None:
+        dtype = get_default_dtype()
+        if dtype not in _FLOATS:
+            family = "uniform/rand" if where == "uniform" else "gaussian/standard_normal/randn/normal"
+            raise FleetgraphTypeError(f"{family} only supports [float32, float64], but the default dtype is {dtype}")
+    dtype = convert_dtype(dtype)
     if dtype not in _FLOATS:
         raise TypeError(f"{where}: dtype {dtype}; expected float32 or float64")
     return dtype
@@ -49,7 +57,7 @@ def _gaussian(where: str, shape, mean, std, dtype, name):
 
 
 def standard_normal(shape, dtype=None, name=None):
-    """Draws from N(0, 1) of shape (float32 unless dtype says)."""
+    """Draws from N(0, 1) of shape (of the default dtype unless dtype says)."""
     return _gaussian("standard_normal", shape, 0.0, 1.0, dtype, name)
 
 

@@ -15,12 +15,9 @@ import numpy as np
 
 from ..dataset import conll05, imdb, imikolov, movielens, uci_housing, wmt14, wmt16
 from ..io import Dataset
-from ..ir import FleetgraphError
+from ..ir import FleetgraphError, get_default_dtype
 
 __all__ = ["Conll05st", "Imdb", "Imikolov", "Movielens", "UCIHousing", "WMT14", "WMT16"]
-
-# Paddle's paddle.get_default_dtype() unless set otherwise; fleetgraph has no set_default_dtype
-_DEFAULT_DTYPE = "float32"
 
 
 def _mode(where: str, mode: str, allowed: tuple[str, ...]) -> str:
@@ -73,7 +70,7 @@ class UCIHousing(_Samples):
     def __init__(self, data_file=None, mode="train", download=True):
         self.mode = _mode("UCIHousing", mode, ("train", "test"))
         _cache_only("UCIHousing", "uci_housing", _given("UCIHousing", data_file, download))
-        self.data_file, self.dtype = data_file, _DEFAULT_DTYPE
+        self.data_file, self.dtype = data_file, get_default_dtype()
         reader = uci_housing.train() if self.mode == "train" else uci_housing.test()
         self._samples = list(reader())
 

@@ -85,9 +85,13 @@ class Conv2D(Layer):
         self._groups, self._act = groups or 1, act
         std = (2.0 / (kh * kw * num_channels)) ** 0.5
         self.weight = self.create_parameter(
-            [num_filters, channels, kh, kw], param_attr, default_initializer=Normal(0.0, std)
+            [num_filters, channels, kh, kw], param_attr, default_initializer=Normal(0.0, std), dtype=self._dtype
         )
-        self.bias = None if bias_attr is False else self.create_parameter([num_filters], bias_attr, is_bias=True)
+        self.bias = (
+            None
+            if bias_attr is False
+            else self.create_parameter([num_filters], bias_attr, is_bias=True, dtype=self._dtype)
+        )
 
     def forward(self, input):
         out = F.conv2d(input, self.weight, self.bias, self._stride, self._padding, self._dilation, self._groups)
@@ -131,22 +135,24 @@ class Linear(Layer):
     def __init__(self, input_dim, output_dim, param_attr=None, bias_attr=None, act=None, dtype="float32") -> None:
         super().__init__(dtype=dtype)
         self._act = act
-        self.weight = self.create_parameter([input_dim, output_dim], param_attr)
-        self.bias = None if bias_attr is False else self.create_parameter([output_dim], bias_attr, is_bias=True)
+        self.weight = self.create_parameter([input_dim, output_dim], param_attr, dtype=self._dtype)
+        self.bias = (
+            None
+            if bias_attr is False
+            else self.create_parameter([output_dim], bias_attr, is_bias=True, dtype=self._dtype)
+        )
 
     def forward(self, input):
         return activated(F.linear(input, self.weight, self.bias), self._act)
 
 
 class BatchNorm(Layer, _BatchNorm):
-    """paddle.nn.BatchNorm, which has 1.x's signature, with its float32-only parameters said aloud."""
+    """paddle.nn.BatchNorm, which has 1.x's signature: parameters of `dtype` (float32 for float16)."""
 
     def __init__(self, num_channels, act=None, is_test=False, momentum=0.9, epsilon=1e-05, param_attr=None,
                  bias_attr=None, dtype="float32", data_layout="NCHW", in_place=False, moving_mean_name=None,
                  moving_variance_name=None, do_model_average_for_mean_and_var=True, use_global_stats=False,
                  trainable_statistics=False):  # fmt: skip
-        if dtype not in ("float32", "float16"):  # Paddle keeps float16 statistics in float32 too
-            raise NotImplementedError(f"BatchNorm: dtype {dtype!r}; only float32 parameters are supported")
         if trainable_statistics:
             raise NotImplementedError("BatchNorm: trainable_statistics=True is not supported")
         super().__init__(num_channels, act, is_test, momentum, epsilon, param_attr, bias_attr, dtype, data_layout,
@@ -194,7 +200,7 @@ class Embedding(Layer):
             "remote_prefetch": bool(is_sparse) and not is_distributed,
             "padding_idx": -1 if padding_idx is None else padding_idx % rows,
         }
-        self.weight = self.create_parameter(list(size), param_attr)
+        self.weight = self.create_parameter(list(size), param_attr, dtype=self._dtype)
 
     def forward(self, input):
         return bind("lookup_table_v2", {"W": [self.weight], "Ids": [input]}, self._attrs, dtype=self.weight.dtype)
@@ -214,8 +220,12 @@ class GRUUnit(Layer):
             "origin_mode": bool(origin_mode),
         }
         d = size // 3
-        self.weight = self.create_parameter([d, 3 * d], param_attr)
-        self.bias = None if bias_attr is False else self.create_parameter([1, 3 * d], bias_attr, is_bias=True)
+        self.weight = self.create_parameter([d, 3 * d], param_attr, dtype=self._dtype)
+        self.bias = (
+            None
+            if bias_attr is False
+            else self.create_parameter([1, 3 * d], bias_attr, is_bias=True, dtype=self._dtype)
+        )
 
     def forward(self, input, hidden):
         inputs = {"Input": [input], "HiddenPrev": [hidden], "Weight": [self.weight]}
@@ -260,9 +270,13 @@ class NCE(Layer):
         self._tables = {}
         if sampler == "custom_dist":
             self._tables = {slot: self._constant(t) for slot, t in _custom_tables(custom_dist, num_total_classes)}
-        self.weight = self.create_parameter([num_total_classes, dim], param_attr)
+        self.weight = self.create_parameter([num_total_classes, dim], param_attr, dtype=self._dtype)
         has_bias = bias_attr is not None and bias_attr is not False  # Paddle 1.8's class: no bias by default
-        self.bias = self.create_parameter([num_total_classes, 1], bias_attr, is_bias=True) if has_bias else None
+        self.bias = (
+            self.create_parameter([num_total_classes, 1], bias_attr, is_bias=True, dtype=self._dtype)
+            if has_bias
+            else None
+        )
 
     def _constant(self, table: np.ndarray):
         attr = ParamAttr(initializer=NumpyArrayInitializer(table), trainable=False)
@@ -320,8 +334,12 @@ class BilinearTensorProduct(Layer):
                  dtype="float32"):  # fmt: skip
         super().__init__(dtype=dtype)
         self._name, self._act = name, act
-        self.weight = self.create_parameter([output_dim, input1_dim, input2_dim], param_attr)
-        self.bias = None if bias_attr is False else self.create_parameter([1, output_dim], bias_attr, is_bias=True)
+        self.weight = self.create_parameter([output_dim, input1_dim, input2_dim], param_attr, dtype=self._dtype)
+        self.bias = (
+            None
+            if bias_attr is False
+            else self.create_parameter([1, output_dim], bias_attr, is_bias=True, dtype=self._dtype)
+        )
 
     def forward(self, x, y):
         inputs = {"X": [x], "Y": [y], "Weight": [self.weight]}

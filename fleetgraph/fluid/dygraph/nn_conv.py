@@ -39,8 +39,12 @@ class _ConvND(Layer):
     def _parameters_of(self, filter_shape, param_attr, bias_attr, num_filters, init=None) -> None:
         if param_attr is False:
             raise ValueError(f"{type(self).__name__}: param_attr False; expected None or a ParamAttr (the filter)")
-        self.weight = self.create_parameter(filter_shape, param_attr, default_initializer=init)
-        self.bias = None if bias_attr is False else self.create_parameter([num_filters], bias_attr, is_bias=True)
+        self.weight = self.create_parameter(filter_shape, param_attr, default_initializer=init, dtype=self._dtype)
+        self.bias = (
+            None
+            if bias_attr is False
+            else self.create_parameter([num_filters], bias_attr, is_bias=True, dtype=self._dtype)
+        )
 
     def _convolved(self, input):
         return bind(self._op, {"Input": [input], "Filter": [self.weight]}, self._attrs, out_slot="Output")
@@ -114,8 +118,10 @@ class TreeConv(Layer):
                  bias_attr=None, name=None, dtype="float32"):  # fmt: skip
         super().__init__(dtype=dtype)
         self._max_depth, self._act, self._name = int(max_depth), act, name
-        self.bias = self.create_parameter([num_filters], bias_attr, is_bias=True) if bias_attr else None
-        self.weight = self.create_parameter([feature_size, 3, output_size, num_filters], param_attr)
+        self.bias = (
+            self.create_parameter([num_filters], bias_attr, is_bias=True, dtype=self._dtype) if bias_attr else None
+        )
+        self.weight = self.create_parameter([feature_size, 3, output_size, num_filters], param_attr, dtype=self._dtype)
 
     def forward(self, nodes_vector, edge_set):
         for arg, value in (("nodes_vector", nodes_vector), ("edge_set", edge_set)):

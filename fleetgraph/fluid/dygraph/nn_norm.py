@@ -33,8 +33,12 @@ class LayerNorm(Layer):
             warnings.warn("LayerNorm: bias_attr is used only with shift=True", stacklevel=2)
         if shift and bias_attr is False:
             raise ValueError("LayerNorm: bias_attr False with shift=True; expected None or a ParamAttr")
-        self.weight = self.create_parameter(size, param_attr, default_initializer=Constant(1.0)) if scale else None
-        self.bias = self.create_parameter(size, bias_attr, is_bias=True) if shift else None
+        self.weight = (
+            self.create_parameter(size, param_attr, default_initializer=Constant(1.0), dtype=self._dtype)
+            if scale
+            else None
+        )
+        self.bias = self.create_parameter(size, bias_attr, is_bias=True, dtype=self._dtype) if shift else None
 
     def forward(self, input):
         shape, rank = list(input.shape), len(self._normalized_shape)
@@ -65,8 +69,12 @@ class GroupNorm(Layer):
         self._attrs = {"epsilon": float(epsilon), "groups": int(groups)}
         self._act = act
         one = Constant(1.0)
-        self.weight = self.create_parameter([channels], param_attr, default_initializer=one) if param_attr else None
-        self.bias = self.create_parameter([channels], bias_attr, is_bias=True) if bias_attr else None
+        self.weight = (
+            self.create_parameter([channels], param_attr, default_initializer=one, dtype=self._dtype)
+            if param_attr
+            else None
+        )
+        self.bias = self.create_parameter([channels], bias_attr, is_bias=True, dtype=self._dtype) if bias_attr else None
 
     def forward(self, input):
         inputs = {"X": [input]}
@@ -87,8 +95,12 @@ class InstanceNorm(Layer):
             raise ValueError("InstanceNorm: bias_attr False; expected None or a ParamAttr")
         super().__init__(dtype=dtype)
         self._epsilon = float(epsilon)
-        self.scale = self.create_parameter([num_channels], param_attr, default_initializer=Constant(1.0))
-        self.bias = self.create_parameter([num_channels], bias_attr, is_bias=True, default_initializer=Constant(0.0))
+        self.scale = self.create_parameter(
+            [num_channels], param_attr, default_initializer=Constant(1.0), dtype=self._dtype
+        )
+        self.bias = self.create_parameter(
+            [num_channels], bias_attr, is_bias=True, default_initializer=Constant(0.0), dtype=self._dtype
+        )
 
     def forward(self, input):
         inputs = {"X": [input], "Scale": [self.scale], "Bias": [self.bias]}
@@ -108,8 +120,10 @@ class SpectralNorm(Layer):
         h = shape[dim]
         self._attrs = {"dim": int(dim), "power_iters": int(power_iters), "eps": float(eps)}
         normal = Normal(0.0, 1.0)
-        self.weight_u = self.create_parameter([h], ParamAttr(), default_initializer=normal)
-        self.weight_v = self.create_parameter([math.prod(shape) // h], ParamAttr(), default_initializer=normal)
+        self.weight_u = self.create_parameter([h], ParamAttr(), default_initializer=normal, dtype=self._dtype)
+        self.weight_v = self.create_parameter(
+            [math.prod(shape) // h], ParamAttr(), default_initializer=normal, dtype=self._dtype
+        )
         self.weight_u.stop_gradient = self.weight_v.stop_gradient = True
 
     def forward(self, weight):

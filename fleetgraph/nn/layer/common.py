@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ...dygraph.tensor import Tensor
 from ...initializer import XavierUniform
-from ...ir import FleetgraphError
+from ...ir import FleetgraphError, get_default_dtype
 from .. import functional as F
 from .layers import Layer
 
@@ -15,7 +15,7 @@ class Linear(Layer):
     """y = x @ weight + bias, weight [in_features, out_features] (Xavier), bias zero."""
 
     def __init__(self, in_features, out_features, weight_attr=None, bias_attr=None, name=None) -> None:
-        super().__init__()
+        super().__init__(dtype=get_default_dtype())  # as Paddle's Linear, Embedding and Bilinear
         self._in, self._out = int(in_features), int(out_features)
         self.weight = self.create_parameter([self._in, self._out], weight_attr, default_initializer=XavierUniform())
         self.bias = None if bias_attr is False else self.create_parameter([self._out], bias_attr, is_bias=True)
@@ -35,7 +35,7 @@ class Embedding(Layer):
     def __init__(
         self, num_embeddings, embedding_dim, padding_idx=None, sparse=False, weight_attr=None, name=None
     ) -> None:
-        super().__init__()
+        super().__init__(dtype=get_default_dtype())
         self._num, self._dim = int(num_embeddings), int(embedding_dim)
         if padding_idx is not None and not -self._num <= padding_idx < self._num:
             raise FleetgraphError(f"Embedding: padding_idx expected in [-{self._num}, {self._num}), got {padding_idx}")
@@ -73,7 +73,7 @@ class Bilinear(Layer):
     """out[:, k] = x1 @ weight[k] @ x2^T + bias[0, k]: weight [out, in1, in2], bias [1, out]."""
 
     def __init__(self, in1_features, in2_features, out_features, weight_attr=None, bias_attr=None, name=None) -> None:
-        super().__init__()
+        super().__init__(dtype=get_default_dtype())
         self._in1, self._in2, self._out = int(in1_features), int(in2_features), int(out_features)
         self.weight = self.create_parameter([self._out, self._in1, self._in2], weight_attr)
         self.bias = None if bias_attr is False else self.create_parameter([1, self._out], bias_attr, is_bias=True)

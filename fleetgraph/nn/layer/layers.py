@@ -58,10 +58,12 @@ class Layer:
         return mode.eager_guard() if mode.in_dynamic_mode() else contextlib.nullcontext()
 
     def create_parameter(self, shape, attr=None, dtype=None, is_bias=False, default_initializer=None):
-        """A parameter named `<full_name>.w_<n>` (`.b_<n>` for a bias), eager in dynamic mode."""
+        """A parameter named `<full_name>.w_<n>` (`.b_<n>` for a bias), eager in dynamic mode; of the
+        default dtype (`set_default_dtype`) unless `dtype` says, as Paddle's (not the Layer's `dtype`:
+        Paddle's 1.x layers pass theirs)."""
         with self._mode_guard():
             return self._helper.create_parameter(
-                attr, shape, dtype or self._dtype, is_bias=is_bias, default_initializer=default_initializer
+                attr, shape, dtype, is_bias=is_bias, default_initializer=default_initializer
             )
 
     def create_variable(self, name=None, persistable=None, dtype=None):

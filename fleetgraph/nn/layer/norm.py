@@ -10,7 +10,7 @@ from ...dygraph.dispatch import bind
 from ...dygraph.parallel import get_world_size, ring_started
 from ...dygraph.tensor import Tensor
 from ...initializer import Constant, Normal
-from ...ir import FleetgraphError
+from ...ir import FleetgraphError, convert_dtype, get_default_dtype
 from ...param_attr import ParamAttr
 from .. import functional as F
 from ..functional.norm import append_batch_norm
@@ -32,17 +32,21 @@ class _BatchNormBase(Layer):
         name=None,
         moving_mean_name=None,
         moving_variance_name=None,
+        dtype=None,
     ) -> None:
-        super().__init__()
+        """`dtype`: of the parameters and statistics (1.x's BatchNorm passes its own), else the default
+        dtype; float32 for float16, as Paddle's (which sets the default to float32 to get it)."""
+        dtype = get_default_dtype() if dtype is None else convert_dtype(dtype)
+        super().__init__(dtype="float32" if dtype == "float16" else dtype)
         c = int(num_features)
         self._momentum, self._epsilon = momentum, epsilon
         self._data_format, self._use_global_stats = data_format, use_global_stats
-        self.weight = self.create_parameter([c], weight_attr, default_initializer=Constant(1.0))
-        self.bias = self.create_parameter([c], bias_attr, is_bias=True)
+        self.weight = self.create_parameter([c], weight_attr, self._dtype, default_initializer=Constant(1.0))
+        self.bias = self.create_parameter([c], bias_attr, self._dtype, is_bias=True)
         mean = ParamAttr(name=moving_mean_name, initializer=Constant(0.0), trainable=False)
         variance = ParamAttr(name=moving_variance_name, initializer=Constant(1.0), trainable=False)
-        self._mean = self.create_parameter([c], mean)
-        self._variance = self.create_parameter([c], variance)
+        self._mean = self.create_parameter([c], mean, self._dtype)
+        self._variance = self.create_parameter([c], variance, self._dtype)
 
     def forward(self, x):
         return append_batch_norm(
@@ -143,6 +147,7 @@ class BatchNorm(_BatchNormBase):
             use_global_stats,
             moving_mean_name=moving_mean_name,
             moving_variance_name=moving_variance_name,
+            dtype=dtype,
         )
         self._act = act
         if is_test:  # as Paddle's: the layer starts in eval mode; train() still switches it back
@@ -252,7 +257,7 @@ class SpectralNorm(Layer):
         h = weight_shape[dim]
         vectors = []
         for size in (h, math.prod(weight_shape) // h):
-            vector = self.create_parameter([size], ParamAttr(), default_initializer=Normal(0.0, 1.0))
+            vector = self.create_parameter([size], ParamAttr(), self._dtype, default_initializer=Normal(0.0, 1.0))
             vector.stop_gradient = True
             vectors.append(vector)
         self.weight_u, self.weight_v = vectors

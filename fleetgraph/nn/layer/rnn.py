@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 
-from ...ir import FleetgraphError
+from ...ir import FleetgraphError, get_default_dtype
 from ...layers.helper import LayerHelper
 from ...layers.math import matmul, relu, sigmoid, tanh
 from ...layers.rnn import birnn, initial_states, rnn
@@ -23,7 +23,7 @@ class RNNCellBase(Layer):
 
     def get_initial_states(self, batch_ref, shape=None, dtype=None, init_value=0.0, batch_dim_idx=0):
         shapes = self.state_shape if shape is None else shape
-        return initial_states(batch_ref, shapes, dtype or self._dtype, init_value, batch_dim_idx)
+        return initial_states(batch_ref, shapes, dtype or self.state_dtype, init_value, batch_dim_idx)
 
     @property
     def state_shape(self):
@@ -31,7 +31,8 @@ class RNNCellBase(Layer):
 
     @property
     def state_dtype(self):
-        return self._dtype
+        """The default dtype, as Paddle's cells, which leave state_dtype to it."""
+        return get_default_dtype()
 
 
 class _CellWeights(RNNCellBase):

@@ -9,6 +9,7 @@ import copy
 
 import numpy as np
 
+from ...ir import get_default_dtype
 from ...layers import math as _math
 from ...layers import tensor as _tensor
 from ...layers.creation import triu
@@ -394,4 +395,4 @@ class Transformer(Layer):
 
     def generate_square_subsequent_mask(self, length):
         """[length, length] of -inf above the diagonal, 0 elsewhere (each position sees only the earlier)."""
-        return triu(_tensor.fill_constant([length, length], self._dtype, -np.inf), 1)
+        return triu(_tensor.fill_constant([length, length], get_default_dtype(), -np.inf), 1)

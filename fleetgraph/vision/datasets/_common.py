@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...ir import get_default_dtype
 from ..image import check_backend, pillow
-
-DTYPE = "float32"  # paddle.get_default_dtype(): fleetgraph's floating default is float32
 
 
 def check_mode(where: str, mode: str, modes: tuple[str, ...]) -> str:
@@ -24,13 +23,13 @@ def need_source(where: str, argument: str, download: bool) -> None:
 
 class ImageSamples:
     """Mixin: backend from the argument or the global setting; pictures out as PIL images ('pil',
-    Pillow needed) or float32 arrays ('cv2'), after the transform."""
+    Pillow needed) or arrays of the default dtype ('cv2'), after the transform."""
 
     def _init_backend(self, backend) -> None:
         self.backend = check_backend(type(self).__name__, backend)
         if self.backend == "pil":
             pillow(f"{type(self).__name__}(backend='pil')")
-        self.dtype = DTYPE
+        self.dtype = get_default_dtype()  # as Paddle's, when the dataset is made
 
     def _picture(self, array: np.ndarray, pil_mode: str | None = None):
         """array: uint8-valued HWC (or HW) pixels; the transform sees what the backend gives."""

@@ -9,6 +9,7 @@ import os
 import numpy as np
 
 from ...io import Dataset
+from ...ir import get_default_dtype
 from ..image import get_image_backend, pillow
 
 __all__ = ["DatasetFolder", "ImageFolder", "IMG_EXTENSIONS", "default_loader", "has_valid_extension"]
@@ -70,7 +71,7 @@ class DatasetFolder(Dataset):
         self.loader = default_loader if loader is None else loader
         self.extensions = extensions
         self.targets = [target for _, target in self.samples]
-        self.dtype = "float32"
+        self.dtype = get_default_dtype()
 
     def _find_classes(self, dir):
         classes = sorted(entry.name for entry in os.scandir(dir) if entry.is_dir())
