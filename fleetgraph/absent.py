@@ -86,10 +86,6 @@ ABSENT: dict[str, str] = {
     ),
     **dict.fromkeys(["paddle.real", "paddle.imag"], COMPLEX),
     "paddle.XPUPlace": "Baidu Kunlun XPU devices: fleetgraph runs on CPUs (and, later, CUDA GPUs)",
-    **dict.fromkeys(
-        ["paddle.set_default_dtype", "paddle.get_default_dtype"],
-        "fleetgraph's floating default is float32 everywhere and cannot be changed (parameters and to_tensor)",
-    ),
     "paddle.utils.load_op_library": CUSTOM_OPS,
     "paddle.utils.download": (
         "downloads pretrained weights and datasets; fleetgraph downloads nothing (datasets read Paddle's cache "
