@@ -11,6 +11,7 @@ one program; in dynamic mode as a Python loop over the same decoder calls.
 from __future__ import annotations
 
 import collections
+import warnings
 
 import numpy as np
 
@@ -79,6 +80,12 @@ class Decoder:
     def finalize(self, outputs, final_states, sequence_lengths):
         raise NotImplementedError
 
+    @property
+    def tracks_own_finished(self) -> bool:
+        """False: dynamic_decode ORs each step's finished into the last one and counts lengths. A
+        decoder that reorders its entries (beam search) tracks both itself."""
+        return False
+
 
 class BeamSearchDecoder(Decoder):
     """Beam search with `cell`: each step scores every (beam, token) by its accumulated log
@@ -93,6 +100,12 @@ class BeamSearchDecoder(Decoder):
     def __init__(self, cell, start_token, end_token, beam_size, embedding_fn=None, output_fn=None) -> None:
         self.cell, self.embedding_fn, self.output_fn = cell, embedding_fn, output_fn
         self.start_token, self.end_token, self.beam_size = int(start_token), int(end_token), int(beam_size)
+
+    @property
+    def tracks_own_finished(self) -> bool:
+        """True: a step reorders the beams, so a position finished before may hold an unfinished beam
+        now; OR-ing by position (dynamic_decode's tracking) would stop decoding early."""
+        return True
 
     @staticmethod
     def tile_beam_merge_with_batch(x, beam_size):
@@ -225,6 +238,23 @@ def _kept(state, new_state, finished):
     return cast(out, dtype) if dtype == "bool" else out
 
 
+def _tracked(decoder, states, next_states, finished, next_finished, lengths, impute):
+    """A step's (states, finished, lengths) as Paddle's dynamic_decode keeps them: ORed with the last
+    finished, lengths counted and, with impute_finished, finished entries' states kept, unless the
+    decoder tracks its own finished (then its states' `lengths` are the lengths)."""
+    if decoder.tracks_own_finished:
+        if not hasattr(next_states, "lengths"):
+            warnings.warn(
+                "`next_states` has no `lengths` attribute, the returned `sequence_lengths` would be all zeros.",
+                stacklevel=3,
+            )
+        return next_states, next_finished, getattr(next_states, "lengths", lengths)
+    next_lengths = elementwise_add(lengths, cast(logical_not(finished), lengths.dtype))
+    if impute:
+        next_states = map_structure(lambda old, new: _kept(old, new, finished), states, next_states)
+    return next_states, logical_or(next_finished, finished), next_lengths
+
+
 def _time_to_batch_major(x):
     return transpose(x, [1, 0, *range(2, len(x.shape))])
 
@@ -255,10 +285,9 @@ def _decode_static(decoder, inputs, states, finished, max_step_num, time_major, 
         now_inputs = map_structure(lambda a: array_read(a, step), input_arrays)
         now_states = map_structure(lambda a: array_read(a, step), state_arrays)
         outputs, next_states, next_inputs, next_finished = decoder.step(step, now_inputs, now_states, **kw)
-        next_finished = logical_or(next_finished, finished)
-        next_lengths = elementwise_add(lengths, cast(logical_not(finished), lengths.dtype))
-        if impute:
-            next_states = map_structure(lambda old, new: _kept(old, new, finished), now_states, next_states)
+        next_states, next_finished, next_lengths = _tracked(
+            decoder, now_states, next_states, finished, next_finished, lengths, impute
+        )
         # the outputs' arrays belong to the parent block: they hold every step's output after the loop
         current, program.current_block_idx = program.current_block_idx, program.current_block().parent_idx
         output_arrays = map_structure(lambda x: create_array(x.dtype), outputs)
@@ -285,10 +314,9 @@ def _decode_eagerly(decoder, inputs, states, finished, max_step_num, time_major,
         if max_step_num is not None and steps > int(max_step_num):
             break
         outputs, next_states, next_inputs, next_finished = decoder.step(t, inputs, states, **kw)
-        next_finished = logical_or(next_finished, finished)
-        lengths = elementwise_add(lengths, cast(logical_not(finished), lengths.dtype))
-        if impute:
-            next_states = map_structure(lambda old, new, done=finished: _kept(old, new, done), states, next_states)
+        next_states, next_finished, lengths = _tracked(
+            decoder, states, next_states, finished, next_finished, lengths, impute
+        )
         outputs_by_step.append(outputs)
         inputs, states, finished = next_inputs, next_states, next_finished
         steps += 1
