@@ -1,6 +1,7 @@
 """`paddle.vision.image`: the image backend setting (how vision datasets and image_load decode pictures)
-and image_load. Decoding a picture file needs Pillow, which fleetgraph does not require: without it
-only NumPy .npy pictures load, and everything else is refused with a reason."""
+and image_load. Decoding a picture file, and the 'pil' backend, need Pillow, an extra
+(pip install 'fleetgraph[vision]'): without it only NumPy .npy pictures load, and everything else is
+refused with a reason."""
 
 from __future__ import annotations
 
@@ -33,8 +34,9 @@ def pillow(where: str):
         from PIL import Image
     except ImportError:
         raise ImportError(
-            f"{where}: decoding pictures needs Pillow, which is not installed; use backend='cv2' with NumPy "
-            "(.npy) pictures, or install Pillow"
+            f"{where}: PIL images and decoding pictures need Pillow, which is not installed; install the "
+            "extra (pip install 'fleetgraph[vision]', or pillow>=10), or use backend='cv2' with NumPy (.npy) "
+            "pictures"
         ) from None
     return Image
 
