@@ -1,8 +1,8 @@
 """paddle.vision.datasets: Paddle 2.0's (image, label) samples from real-format files written here, from
-fleetgraph's synthetic stand-ins, and from directories of .npy pictures; Pillow-only paths refused clearly."""
+fleetgraph's synthetic stand-ins, and from directories of .npy pictures (PIL images, and the error
+without Pillow: test_vision_pil.py)."""
 
 import gzip
-import importlib.util
 import io
 import pickle
 import tarfile
@@ -22,8 +22,6 @@ from fleetgraph.vision.datasets import (
     Flowers,
     ImageFolder,
 )
-
-HAS_PILLOW = importlib.util.find_spec("PIL") is not None
 
 
 @pytest.fixture(autouse=True)
@@ -132,14 +130,11 @@ def _voc_archive(path, names):
     return str(path)
 
 
-def test_voc2012_indexes_its_tar_and_needs_pillow_to_decode(tmp_path):
+def test_voc2012_indexes_its_tar(tmp_path):
     voc = VOC2012(_voc_archive(tmp_path / "voc.tar", ["2007_000032", "2007_000039"]), mode="valid", backend="cv2")
     assert len(voc) == 2
     assert voc.data[1] == "VOCdevkit/VOC2012/JPEGImages/2007_000039.jpg"
     assert voc.labels[0] == "VOCdevkit/VOC2012/SegmentationClass/2007_000032.png"
-    if not HAS_PILLOW:
-        with pytest.raises(ImportError, match="Pillow"):
-            voc[0]
     with pytest.raises(FileNotFoundError, match="VOCtrainval_11-May-2012.tar"):
         VOC2012(backend="cv2")
 
@@ -166,15 +161,7 @@ def test_dataset_folder_labels_npy_pictures_by_class_directory(tmp_path):
         DatasetFolder(str(tmp_path), extensions=(".bmp",))
 
 
-def test_picture_files_need_pillow(tmp_path):
-    (tmp_path / "a").mkdir()
-    (tmp_path / "a" / "x.png").write_bytes(b"\x89PNG")
-    data = ImageFolder(str(tmp_path))
-    if not HAS_PILLOW:
-        with pytest.raises(ImportError, match="Pillow"):
-            data[0]
-        with pytest.raises(ImportError, match="Pillow"):
-            image_load(str(tmp_path / "a" / "x.png"), backend="pil")
+def test_image_load_reads_npy_pictures_with_cv2_and_checks_the_backend(tmp_path):
     np.save(tmp_path / "y.npy", np.zeros((2, 2, 3), "uint8"))
     assert image_load(str(tmp_path / "y.npy"), backend="cv2").shape == (2, 2, 3)
     with pytest.raises(ValueError):
