@@ -3,12 +3,11 @@ fleetgraph's synthetic stand-ins, and from directories of .npy pictures (PIL ima
 without Pillow: test_vision_pil.py)."""
 
 import gzip
-import io
 import pickle
-import tarfile
 
 import numpy as np
 import pytest
+from archive_helpers import write_tar
 
 import fleetgraph as paddle
 from fleetgraph.vision import datasets, get_image_backend, image_load, set_image_backend
@@ -77,12 +76,7 @@ def test_a_dataloader_batches_mnist_samples():
 
 
 def _cifar_archive(path, folder, member, key, data, labels):
-    payload = pickle.dumps({b"data": data, key: labels})
-    with tarfile.open(path, "w:gz") as tar:
-        info = tarfile.TarInfo(f"{folder}/{member}")
-        info.size = len(payload)
-        tar.addfile(info, io.BytesIO(payload))
-    return str(path)
+    return write_tar(path, {f"{folder}/{member}": pickle.dumps({b"data": data, key: labels})}, "w:gz")
 
 
 def test_cifar_reads_its_pickled_batches_as_hwc_pictures(tmp_path):
@@ -122,12 +116,7 @@ def _voc_archive(path, names):
     for name in names:
         members[f"VOCdevkit/VOC2012/JPEGImages/{name}.jpg"] = b"not decoded here"
         members[f"VOCdevkit/VOC2012/SegmentationClass/{name}.png"] = b"not decoded here"
-    with tarfile.open(path, "w") as tar:
-        for member, payload in members.items():
-            info = tarfile.TarInfo(member)
-            info.size = len(payload)
-            tar.addfile(info, io.BytesIO(payload))
-    return str(path)
+    return write_tar(path, members)
 
 
 def test_voc2012_indexes_its_tar(tmp_path):
