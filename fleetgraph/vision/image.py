@@ -9,6 +9,8 @@ import os
 
 import numpy as np
 
+from ..dataset.image import pillow
+
 __all__ = ["get_image_backend", "image_load", "set_image_backend"]
 
 _BACKENDS = ("pil", "cv2", "tensor")
@@ -26,19 +28,6 @@ def set_image_backend(backend: str) -> None:
 
 def get_image_backend() -> str:
     return _backend
-
-
-def pillow(where: str):
-    """The PIL.Image module, or an ImportError that says what needs it and what works without it."""
-    try:
-        from PIL import Image
-    except ImportError:
-        raise ImportError(
-            f"{where}: PIL images and decoding pictures need Pillow, which is not installed; install the "
-            "extra (pip install 'fleetgraph[vision]', or pillow>=10), or use backend='cv2' with NumPy (.npy) "
-            "pictures"
-        ) from None
-    return Image
 
 
 def check_backend(where: str, backend: str | None) -> str:
