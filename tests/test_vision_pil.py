@@ -294,6 +294,7 @@ def test_without_pillow_pil_paths_name_pillow_and_the_extra_and_arrays_still_wor
     for call in (
         lambda: MNIST(mode="test", backend="pil"), lambda: image_load(str(tmp_path / "x.png"), backend="pil"),
         lambda: ImageFolder(str(tmp_path))[0], lambda: image_load(str(tmp_path / "x.png"), backend="cv2"),
+        lambda: paddle.dataset.image.load_image_bytes((tmp_path / "x.png").read_bytes()),
     ):  # fmt: skip
         with pytest.raises(ImportError, match=r"Pillow.*fleetgraph\[vision\]"):
             call()

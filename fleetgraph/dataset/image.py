@@ -21,15 +21,14 @@ __all__ = [
 ]  # fmt: skip
 
 
-def pillow(where: str):
-    """The PIL.Image module, or an ImportError that says what needs it and how to get it."""
+def pillow(where: str, hint: str = ""):
+    """The PIL.Image module, or an ImportError that says what needs it and how to get it (then hint)."""
     try:
         from PIL import Image
     except ImportError:
         raise ImportError(
             f"{where}: PIL images and decoding pictures need Pillow, which is not installed; install the "
-            "extra (pip install 'fleetgraph[vision]', or pillow>=10), or use backend='cv2' with NumPy (.npy) "
-            "pictures"
+            f"extra (pip install 'fleetgraph[vision]', or pillow>=10){hint}"
         ) from None
     return Image
 

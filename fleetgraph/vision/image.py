@@ -9,7 +9,7 @@ import os
 
 import numpy as np
 
-from ..dataset.image import pillow
+from ..dataset import image as _pictures
 
 __all__ = ["get_image_backend", "image_load", "set_image_backend"]
 
@@ -28,6 +28,11 @@ def set_image_backend(backend: str) -> None:
 
 def get_image_backend() -> str:
     return _backend
+
+
+def pillow(where: str):
+    """The PIL.Image module, or an ImportError naming Pillow's extra and what works without it."""
+    return _pictures.pillow(where, ", or use backend='cv2' with NumPy (.npy) pictures")
 
 
 def check_backend(where: str, backend: str | None) -> str:
