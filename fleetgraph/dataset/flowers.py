@@ -1,10 +1,13 @@
-"""Oxford 102 flowers as Paddle's `paddle.dataset.flowers` reads them: samples (image, label), the
-image a flat float32 array of a 3x224x224 CHW picture (resized to 256, center-cropped, mean-subtracted
-and scaled as Paddle's simple_transform), the label 0-101. Paddle's train() reads the set Oxford calls
-test ('tstid', 6,149 images) and test() the one it calls train ('trnid'), and so do these.
+"""Oxford 102 flowers as Paddle 1.8's `paddle.dataset.flowers` reads them: samples (image, label), the
+label 0-101. Paddle's train() reads the set Oxford calls test ('tstid', 6,149 images) and test() the
+one it calls train ('trnid'), and so do these.
 
-The real files (102flowers.tgz, imagelabels.mat, setid.mat) are read when present and SciPy and Pillow
-are installed. Otherwise a synthetic stand-in of the same shape, said once on stderr: FLOWERS_SAMPLES
+The real files (102flowers.tgz, imagelabels.mat, setid.mat) are read when present and SciPy is
+installed: the mapper gets (JPEG bytes, label), as Paddle's. Its default mappers (train_mapper,
+test_mapper) decode with paddle.dataset.image (Pillow) and give a flat float32 3x224x224 CHW BGR
+picture: resized to 256 on its short side, randomly cropped and flipped for training or centre-cropped,
+minus the per-channel mean (Paddle's docstrings say pixels in [0, 1]; its code, followed here, does not
+scale). Otherwise a synthetic stand-in of the same shape, said once on stderr: FLOWERS_SAMPLES
 pictures (1,020 unless the environment variable FLEETGRAPH_FLOWERS_SAMPLES says) in 10 classes (a
 script with class_dim=10, as seed 002's, runs on it), each its class's coarse pattern plus noise,
 drawn from the sample's index so any sample is made alone and alike in every process.
@@ -12,11 +15,13 @@ drawn from the sample's index so any sample is made alone and alike in every pro
 
 from __future__ import annotations
 
+import functools
 import os
 import tarfile
 
 import numpy as np
 
+from . import image
 from .common import find, warn_synthetic
 
 SIZE, RESIZE = 224, 256
@@ -57,12 +62,23 @@ def _synthetic_reader(part: str, cycle: bool):
     return reader
 
 
+def default_mapper(is_train, sample):
+    """(JPEG bytes, label) to (flat float32 CHW BGR picture minus the mean, label), as Paddle 1.8's."""
+    picture, label = sample
+    picture = image.load_image_bytes(picture)
+    picture = image.simple_transform(picture, RESIZE, SIZE, is_train, mean=MEAN.reshape(-1))
+    return picture.flatten().astype("float32"), label
+
+
+train_mapper = functools.partial(default_mapper, True)
+test_mapper = functools.partial(default_mapper, False)
+
+
 def _real_reader(part: str, mapper, cycle: bool):
     try:
-        from PIL import Image
         from scipy.io import loadmat
     except ImportError as e:
-        raise ImportError(f"fleetgraph.dataset.flowers: the real flowers files need SciPy and Pillow ({e})") from None
+        raise ImportError(f"fleetgraph.dataset.flowers: the real flowers files need SciPy ({e})") from None
     archive = find("flowers", "102flowers.tgz")
     labels = loadmat(find("flowers", "imagelabels.mat"))["labels"][0]
     indexes = loadmat(find("flowers", "setid.mat"))[_SETS[part]][0]
@@ -73,26 +89,11 @@ def _real_reader(part: str, mapper, cycle: bool):
                 members = {m.name: m for m in tar.getmembers()}
                 for i in indexes:
                     with tar.extractfile(members[f"jpg/image_{int(i):05d}.jpg"]) as f:
-                        picture = Image.open(f).convert("RGB")
-                    yield (mapper or _simple_transform)((picture, int(labels[i - 1]) - 1))
+                        yield mapper((f.read(), int(labels[i - 1]) - 1))
             if not cycle:
                 return
 
     return reader
-
-
-def _simple_transform(sample):
-    """Paddle's train mapper without its random flip: resize the short side to 256, center-crop 224,
-    CHW BGR minus the mean, flattened."""
-    picture, label = sample
-    w, h = picture.size
-    scale = RESIZE / min(w, h)
-    picture = picture.resize((max(RESIZE, round(w * scale)), max(RESIZE, round(h * scale))))
-    w, h = picture.size
-    left, top = (w - SIZE) // 2, (h - SIZE) // 2
-    array = np.asarray(picture.crop((left, top, left + SIZE, top + SIZE)), dtype=np.float32)
-    chw = array[:, :, ::-1].transpose(2, 0, 1) - MEAN
-    return chw.reshape(-1) / 255.0, label
 
 
 _FILES = ("102flowers.tgz", "imagelabels.mat", "setid.mat")
@@ -101,24 +102,24 @@ _FILES = ("102flowers.tgz", "imagelabels.mat", "setid.mat")
 def _reader(part: str, mapper, cycle: bool):
     if all(find("flowers", f) for f in _FILES):
         return _real_reader(part, mapper, cycle)
-    if mapper is not None:
+    if mapper not in (train_mapper, test_mapper):
         raise NotImplementedError(
             "flowers: mapper; the synthetic stand-in serves pictures already mapped, so it takes no mapper "
-            f"(the real files {', '.join(_FILES)} under flowers/ in Paddle's cache do)"
+            f"but the default ones (the real files {', '.join(_FILES)} under flowers/ in Paddle's cache do)"
         )
     return _synthetic_reader(part, cycle)
 
 
-def train(mapper=None, buffered_size=1024, use_xmap=True, cycle=False):
+def train(mapper=train_mapper, buffered_size=1024, use_xmap=True, cycle=False):
     """The training reader (use_xmap and buffered_size are accepted: the samples come in order)."""
     return _reader("train", mapper, cycle)
 
 
-def test(mapper=None, buffered_size=1024, use_xmap=True, cycle=False):
+def test(mapper=test_mapper, buffered_size=1024, use_xmap=True, cycle=False):
     return _reader("test", mapper, cycle)
 
 
-def valid(mapper=None, buffered_size=1024, use_xmap=True):
+def valid(mapper=test_mapper, buffered_size=1024, use_xmap=True):
     return _reader("valid", mapper, False)
 
 

@@ -1,12 +1,15 @@
 """`paddle.vision.image`: the image backend setting (how vision datasets and image_load decode pictures)
-and image_load. Decoding a picture file needs Pillow, which fleetgraph does not require: without it
-only NumPy .npy pictures load, and everything else is refused with a reason."""
+and image_load. Decoding a picture file, and the 'pil' backend, need Pillow, an extra
+(pip install 'fleetgraph[vision]'): without it only NumPy .npy pictures load, and everything else is
+refused with a reason."""
 
 from __future__ import annotations
 
 import os
 
 import numpy as np
+
+from ..dataset import image as _pictures
 
 __all__ = ["get_image_backend", "image_load", "set_image_backend"]
 
@@ -28,15 +31,8 @@ def get_image_backend() -> str:
 
 
 def pillow(where: str):
-    """The PIL.Image module, or an ImportError that says what needs it and what works without it."""
-    try:
-        from PIL import Image
-    except ImportError:
-        raise ImportError(
-            f"{where}: decoding pictures needs Pillow, which is not installed; use backend='cv2' with NumPy "
-            "(.npy) pictures, or install Pillow"
-        ) from None
-    return Image
+    """The PIL.Image module, or an ImportError naming Pillow's extra and what works without it."""
+    return _pictures.pillow(where, ", or use backend='cv2' with NumPy (.npy) pictures")
 
 
 def check_backend(where: str, backend: str | None) -> str:

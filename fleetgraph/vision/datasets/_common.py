@@ -31,10 +31,13 @@ class ImageSamples:
             pillow(f"{type(self).__name__}(backend='pil')")
         self.dtype = get_default_dtype()  # as Paddle's, when the dataset is made
 
-    def _picture(self, array: np.ndarray, pil_mode: str | None = None):
-        """array: uint8-valued HWC (or HW) pixels; the transform sees what the backend gives."""
+    def _picture(self, array, pil_mode: str | None = None):
+        """array: uint8-valued HWC (or HW) pixels, or with 'pil' a picture Pillow opened; the transform sees
+        what the backend gives."""
         if self.backend == "pil":
-            image = pillow(type(self).__name__).fromarray(array.astype("uint8"), mode=pil_mode)
+            image = array
+            if isinstance(array, np.ndarray):
+                image = pillow(type(self).__name__).fromarray(array.astype("uint8"), mode=pil_mode)
             return image if self.transform is None else self.transform(image)
         image = array if self.transform is None else self.transform(array)
         return image.astype(self.dtype)

@@ -5,6 +5,7 @@ without them the pictures come from fleetgraph.dataset.flowers' synthetic stand-
 
 from __future__ import annotations
 
+import io
 import itertools
 import tarfile
 
@@ -78,7 +79,9 @@ class Flowers(ImageSamples, Dataset):
             index = self.indexes[idx]
             label = self.labels[index - 1]
             with self.data_tar.extractfile(self.name2mem[f"jpg/image_{index:05d}.jpg"]) as f:
-                image = np.array(pillow("Flowers").open(f).convert("RGB"))
+                image = pillow("Flowers").open(io.BytesIO(f.read()))  # 'pil': the JPEG as opened, as Paddle's
+            if self.backend == "cv2":
+                image = np.array(image.convert("RGB"))
         return self._picture(image), np.array([label]).astype("int64")
 
     def __len__(self):

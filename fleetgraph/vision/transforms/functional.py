@@ -1,11 +1,13 @@
-"""`paddle.vision.transforms.functional`: Paddle 2.0's image functions on NumPy HWC arrays, its 'cv2'
-backend (values as OpenCV gives them, see _kernels). PIL images are refused with a reason: fleetgraph
-does not build Paddle's Pillow backend."""
+"""`paddle.vision.transforms.functional`: Paddle 2.0's image functions, which pick the backend by the
+image's type as Paddle's do: a PIL image is computed by Pillow (its 'pil' backend, see _pil), a NumPy HWC
+array as OpenCV computes it (its 'cv2' backend, see _kernels). The argument checks and the size
+arithmetic the two share live here."""
 
 from __future__ import annotations
 
 import math
 import numbers
+import sys
 from collections.abc import Iterable, Sequence
 
 import numpy as np
@@ -19,17 +21,33 @@ __all__ = [
 ]  # fmt: skip
 
 
+def _is_pil_image(img) -> bool:
+    """Nothing can be a PIL image before Pillow is imported, so this never imports it."""
+    pil_image = sys.modules.get("PIL.Image")
+    return pil_image is not None and isinstance(img, pil_image.Image)
+
+
 def _is_numpy_image(img) -> bool:
     return isinstance(img, np.ndarray) and img.ndim in (2, 3)
 
 
 def _check_image(where: str, img) -> None:
-    if not _is_numpy_image(img):
+    if not (_is_pil_image(img) or _is_numpy_image(img)):
         raise TypeError(
-            f"{where}: expected a numpy image of shape (H, W) or (H, W, C); got {type(img).__name__}; "
-            "hint: PIL images need Pillow and Paddle's 'pil' backend, which fleetgraph does not build: "
-            "pass np.asarray(img)"
+            f"{where}: expected a PIL image or a numpy image of shape (H, W) or (H, W, C); got {type(img).__name__}"
         )
+
+
+def _pil():
+    """The Pillow backend, imported on the first PIL image (Pillow is an extra: fleetgraph[vision])."""
+    from . import _pil
+
+    return _pil
+
+
+def _image_size(img) -> tuple[int, int]:
+    """(width, height), as PIL's img.size."""
+    return img.size if _is_pil_image(img) else (img.shape[1], img.shape[0])
 
 
 def _keep_channels(img: np.ndarray, out: np.ndarray) -> np.ndarray:
@@ -42,10 +60,13 @@ def _hwc(img: np.ndarray) -> np.ndarray:
 
 
 def to_tensor(pic, data_format="CHW"):
-    """HWC (or HW) array to a Tensor in CHW or HWC; uint8 scales to float32 in [0, 1], others keep their dtype."""
+    """HWC (or HW) array or PIL image to a Tensor in CHW or HWC; uint8 scales to float32 in [0, 1], others
+    keep their dtype (a PIL image's as _pil.to_array reads it: 'I' int32, 'F' float32, '1' as 0/255)."""
     _check_image("to_tensor", pic)
     if data_format not in ("CHW", "HWC"):
         raise ValueError(f"to_tensor: data_format should be CHW or HWC, got {data_format!r}")
+    if _is_pil_image(pic):
+        pic = _pil().to_array(pic)
     pic = _hwc(pic)
     if data_format == "CHW":
         pic = pic.transpose((2, 0, 1))
@@ -56,12 +77,16 @@ def to_tensor(pic, data_format="CHW"):
 
 def resize(img, size, interpolation="bilinear"):
     """An int size matches the shorter side (the other scaled and truncated, as Paddle's int(size * h / w));
-    a (h, w) pair is the output size. 'bilinear' and 'nearest' as cv2.INTER_LINEAR and INTER_NEAREST."""
+    a (h, w) pair is the output size. Arrays: 'bilinear' and 'nearest' as cv2.INTER_LINEAR and INTER_NEAREST;
+    PIL images: Pillow's filter of that name ('nearest', 'bilinear', 'bicubic', 'box', 'lanczos', 'hamming')."""
     _check_image("resize", img)
     if not (isinstance(size, int) or (isinstance(size, Iterable) and len(size) == 2)):
         raise TypeError(f"resize: expected size an int or a (h, w) pair, got {size!r}")
-    _kernels.check_interpolation("resize", interpolation)
-    h, w = img.shape[:2]
+    if _is_pil_image(img):
+        _pil().check_filter("resize", interpolation)
+    else:
+        _kernels.check_interpolation("resize", interpolation)
+    w, h = _image_size(img)
     if isinstance(size, int):
         if (w <= h and w == size) or (h <= w and h == size):
             return img
@@ -70,6 +95,8 @@ def resize(img, size, interpolation="bilinear"):
         oh, ow = size
     if oh <= 0 or ow <= 0:
         raise ValueError(f"resize: expected a positive output size, got {(oh, ow)} from size={size!r}")
+    if _is_pil_image(img):
+        return _pil().resize(img, oh, ow, interpolation)
     return _keep_channels(img, _kernels.resize(_hwc(img), oh, ow, interpolation))
 
 
@@ -78,7 +105,9 @@ _PAD_MODES = {"constant": "constant", "edge": "edge", "reflect": "reflect", "sym
 
 def pad(img, padding, fill=0, padding_mode="constant"):
     """padding: int (all sides), (left/right, top/bottom) or (left, top, right, bottom). 'reflect' leaves the
-    edge out ([1, 2, 3, 4] by 2 is [3, 2, 1, 2, 3, 4, 3, 2]), 'symmetric' repeats it ([2, 1, 1, 2, 3, 4, 4, 3])."""
+    edge out ([1, 2, 3, 4] by 2 is [3, 2, 1, 2, 3, 4, 3, 2]), 'symmetric' repeats it ([2, 1, 1, 2, 3, 4, 4, 3]).
+    A PIL image is padded by ImageOps.expand ('constant', fill a number, tuple or colour name) or as an array
+    (the other modes), and keeps its palette."""
     _check_image("pad", img)
     if not isinstance(padding, (numbers.Number, list, tuple)):
         raise TypeError(f"pad: expected padding an int, list or tuple, got {type(padding).__name__}")
@@ -97,6 +126,10 @@ def pad(img, padding, fill=0, padding_mode="constant"):
         top = bottom = padding[1]
     else:
         left, top, right, bottom = padding
+    if _is_pil_image(img):
+        if padding_mode == "constant":
+            return _pil().expand(img, (left, top, right, bottom), fill)
+        return _pil().with_pixels(img, pad(np.asarray(img), padding, fill, padding_mode))
     image = _hwc(img)
     widths = ((top, bottom), (left, right), (0, 0))
     if padding_mode != "constant":
@@ -108,8 +141,10 @@ def pad(img, padding, fill=0, padding_mode="constant"):
 
 
 def crop(img, top, left, height, width):
-    """The box with upper-left corner (top, left)."""
+    """The box with upper-left corner (top, left); a PIL image reads zeros past its edges, an array stops there."""
     _check_image("crop", img)
+    if _is_pil_image(img):
+        return _pil().crop(img, top, left, height, width)
     return img[top : top + height, left : left + width]
 
 
@@ -118,7 +153,7 @@ def center_crop(img, output_size):
     _check_image("center_crop", img)
     if isinstance(output_size, numbers.Number):
         output_size = (int(output_size), int(output_size))
-    h, w = img.shape[:2]
+    w, h = _image_size(img)
     th, tw = output_size
     return crop(img, int(round((h - th) / 2.0)), int(round((w - tw) / 2.0)), th, tw)
 
@@ -126,13 +161,13 @@ def center_crop(img, output_size):
 def hflip(img):
     """Mirror left to right."""
     _check_image("hflip", img)
-    return img[:, ::-1].copy()
+    return _pil().hflip(img) if _is_pil_image(img) else img[:, ::-1].copy()
 
 
 def vflip(img):
     """Mirror top to bottom."""
     _check_image("vflip", img)
-    return img[::-1].copy()
+    return _pil().vflip(img) if _is_pil_image(img) else img[::-1].copy()
 
 
 def _lookup(where: str, img, table: np.ndarray) -> np.ndarray:
@@ -144,19 +179,28 @@ def _lookup(where: str, img, table: np.ndarray) -> np.ndarray:
 
 
 def adjust_brightness(img, brightness_factor):
-    """Each value times the factor, clipped to [0, 255] and truncated (0 black, 1 the image itself)."""
+    """Each value times the factor, clipped to [0, 255] and truncated (0 black, 1 the image itself); a PIL
+    image by ImageEnhance.Brightness."""
+    if _is_pil_image(img):
+        return _pil().adjust_brightness(img, brightness_factor)
     return _lookup("adjust_brightness", img, np.arange(256) * brightness_factor)
 
 
 def adjust_contrast(img, contrast_factor):
-    """(value - 74) * factor + 74, clipped and truncated: Paddle's cv2 contrast pivots on 74."""
+    """(value - 74) * factor + 74, clipped and truncated: Paddle's cv2 contrast pivots on 74; a PIL image by
+    ImageEnhance.Contrast, which pivots on the picture's mean grey."""
+    if _is_pil_image(img):
+        return _pil().adjust_contrast(img, contrast_factor)
     return _lookup("adjust_contrast", img, (np.arange(256) - 74) * contrast_factor + 74)
 
 
 def adjust_saturation(img, saturation_factor):
     """As Paddle 2.0's cv2 backend: blends with grey (read as BGR) by an alpha drawn from
-    np.random.uniform(max(0, 1 - factor), 1 + factor), not by the factor itself."""
+    np.random.uniform(max(0, 1 - factor), 1 + factor), not by the factor itself. A PIL image by
+    ImageEnhance.Color, by the factor itself."""
     _check_image("adjust_saturation", img)
+    if _is_pil_image(img):
+        return _pil().adjust_saturation(img, saturation_factor)
     dtype = img.dtype
     data = img.astype(np.float32)
     alpha = np.random.uniform(max(0, 1 - saturation_factor), 1 + saturation_factor)
@@ -165,13 +209,17 @@ def adjust_saturation(img, saturation_factor):
 
 
 def adjust_hue(img, hue_factor):
-    """Shift the 8-bit hue (COLOR_BGR2HSV_FULL) by uint8(hue_factor * 255), wrapping; factor in [-0.5, 0.5]."""
+    """Shift the 8-bit hue by uint8(hue_factor * 255), wrapping (a negative factor wraps, -0.3 adds 180);
+    factor in [-0.5, 0.5]. Arrays: OpenCV's COLOR_BGR2HSV_FULL; PIL images: Pillow's HSV."""
     _check_image("adjust_hue", img)
     if not -0.5 <= hue_factor <= 0.5:
         raise ValueError(f"adjust_hue: hue_factor is not in [-0.5, 0.5], got {hue_factor}")
+    shift = np.array(hue_factor * 255).astype(np.int64).astype(np.uint8)
+    if _is_pil_image(img):
+        return _pil().adjust_hue(img, shift)
     dtype = img.dtype
     hsv = _kernels.bgr_to_hsv_full(img.astype(np.uint8))
-    hsv[..., 0] += np.array(hue_factor * 255).astype(np.int64).astype(np.uint8)
+    hsv[..., 0] += shift
     return _kernels.hsv_full_to_bgr(hsv).astype(dtype)
 
 
@@ -188,8 +236,12 @@ def _expanded_size(w: int, h: int, angle: float, center) -> tuple[int, int]:
 
 def rotate(img, angle, interpolation="nearest", expand=False, center=None, fill=0):
     """Counter-clockwise by angle degrees about center (default the image centre (w / 2, h / 2)), as
-    cv2.getRotationMatrix2D and warpAffine; expand grows the canvas to hold every corner; outside reads fill."""
+    cv2.getRotationMatrix2D and warpAffine; expand grows the canvas to hold every corner; outside reads fill.
+    A PIL image by Image.rotate ('nearest', 'bilinear' or 'bicubic')."""
     _check_image("rotate", img)
+    if _is_pil_image(img):
+        _pil().check_filter("rotate", interpolation, _pil().ROTATE_FILTERS)
+        return _pil().rotate(img, angle, interpolation, expand, center, fill)
     _kernels.check_interpolation("rotate", interpolation)
     h, w = img.shape[:2]
     if center is None:
@@ -206,17 +258,22 @@ def rotate(img, angle, interpolation="nearest", expand=False, center=None, fill=
 
 
 def to_grayscale(img, num_output_channels=1):
-    """RGB to grey (COLOR_RGB2GRAY), as (H, W, 1) or repeated into 3 equal channels."""
+    """RGB to grey (COLOR_RGB2GRAY), as (H, W, 1) or repeated into 3 equal channels; a PIL image by
+    convert('L'), an 'L' image or an 'RGB' one of equal channels."""
     _check_image("to_grayscale", img)
     if num_output_channels not in (1, 3):
         raise ValueError(f"to_grayscale: num_output_channels should be either 1 or 3, got {num_output_channels}")
+    if _is_pil_image(img):
+        return _pil().to_grayscale(img, num_output_channels)
     gray = _kernels.rgb_to_gray(img)[:, :, None]
     return gray if num_output_channels == 1 else np.repeat(gray, 3, axis=2)
 
 
 def normalize(img, mean, std, data_format="CHW", to_rgb=False):
-    """(img - mean) / std per channel; arrays in float32 (to_rgb reverses the last axis first, as Paddle's),
-    Tensors with Tensor arithmetic (to_rgb ignored, as Paddle's)."""
+    """(img - mean) / std per channel; arrays and PIL images (read as HWC) in float32 (to_rgb reverses the
+    last axis first, as Paddle's), Tensors with Tensor arithmetic (to_rgb ignored, as Paddle's)."""
+    if _is_pil_image(img):
+        img = np.array(img).astype(np.float32)
     if isinstance(img, np.ndarray):
         shape = (-1, 1, 1) if data_format == "CHW" else (1, 1, -1)
         mean = np.float32(np.array(mean).reshape(shape))

@@ -1,5 +1,7 @@
 """`paddle.vision.transforms.transforms`: Paddle 2.0's transform classes over the functional module.
-A transform applies to the keys it was built for ('image' by default) of a tuple input, and passes the rest."""
+A transform applies to the keys it was built for ('image' by default) of a tuple input, and passes the rest.
+As Paddle 2.0's, the classes take no backend argument: the functional module picks Pillow for a PIL image
+and the OpenCV arithmetic for a NumPy array, so a transform gives back the kind of image it was given."""
 
 from __future__ import annotations
 
@@ -24,7 +26,7 @@ __all__ = [
 def _get_image_size(img) -> tuple[int, int]:
     """(width, height), as PIL's img.size."""
     F._check_image("transforms", img)
-    return img.shape[1], img.shape[0]
+    return F._image_size(img)
 
 
 def _check_input(value, name, center=1, bound=(0, float("inf")), clip_first_on_zero=True):
@@ -95,7 +97,7 @@ class BaseTransform:
 
 
 class ToTensor(BaseTransform):
-    """HWC array to a CHW (or HWC) Tensor, uint8 scaled to [0, 1]."""
+    """HWC array or PIL image to a CHW (or HWC) Tensor, uint8 scaled to [0, 1]."""
 
     def __init__(self, data_format="CHW", keys=None):
         super().__init__(keys)
@@ -202,7 +204,7 @@ class Normalize(BaseTransform):
 
 
 class Transpose(BaseTransform):
-    """Permute axes (default HWC to CHW); a 2-D image gains a channel axis first."""
+    """Permute axes (default HWC to CHW) of an array (a PIL image's pixels); a 2-D image gains a channel axis first."""
 
     def __init__(self, order=(2, 0, 1), keys=None):
         super().__init__(keys)
@@ -210,6 +212,7 @@ class Transpose(BaseTransform):
 
     def _apply_image(self, img):
         F._check_image("Transpose", img)
+        img = np.asarray(img) if F._is_pil_image(img) else img
         return F._hwc(img).transpose(self.order)
 
 
