@@ -107,7 +107,7 @@ def has_bfloat16(inputs) -> bool:
         if v.__class__ is list:
             if has_bfloat16(v):
                 return True
-        elif getattr(v, "dtype", None) == BFLOAT16:
+        elif isinstance(v, (np.ndarray, np.generic)) and v.dtype == BFLOAT16:  # only NumPy has bfloat16
             return True
     return False
 
