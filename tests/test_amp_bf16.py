@@ -92,6 +92,27 @@ def test_a_white_list_op_computes_on_bfloat16_rounded_inputs():
     assert paddle.matmul(x, wt).dtype == "float32"
 
 
+@pytest.mark.parametrize("level", ["O1", "O2"])
+def test_ops_with_a_list_output_keep_every_part_in_a_region(level):
+    """split's one output slot is a list: every part comes out rounded, and gradients flow back
+    through all of them (only the first came out before)."""
+    w = _RNG.randn(16, 4).astype("float32")
+    x, wt = _tensors(_X[:8], w)
+    wt.stop_gradient = False
+    with paddle.amp.auto_cast(level=level, dtype="bfloat16"):
+        h = paddle.matmul(x, wt)
+        parts = paddle.split(h, 2, axis=1)
+        rows = paddle.unstack(h, axis=0)
+        loss = (paddle.concat(parts, axis=1) * 2.0).sum() + paddle.stack(rows).sum()
+    whole = h.numpy().astype("float32")
+    for got, want in zip(parts, np.split(whole, 2, axis=1)):
+        np.testing.assert_array_equal(got.numpy().astype("float32"), want)
+    np.testing.assert_array_equal(rows[7].numpy().astype("float32"), whole[7])
+    loss.backward()
+    assert wt.grad.dtype == "float32"  # d loss / d h = 3 everywhere, rounded x.T times it
+    np.testing.assert_allclose(wt.grad.numpy(), _round_bf16(_X[:8]).T @ np.full((8, 4), 3.0), rtol=1e-2)
+
+
 def test_gradients_reach_float32_parameters_in_float32_through_the_casts():
     lin = paddle.nn.Linear(16, 4)
     w, b = lin.weight.numpy(), _RNG.randn(4).astype("float32")

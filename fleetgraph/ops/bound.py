@@ -95,7 +95,8 @@ def in_float32(kernel, keep: tuple = (), narrow: bool = True):
         if not narrow:
             return result
         if result.__class__ is tuple or result.__class__ is list:
-            return result.__class__(v if k else _narrowed(v) for v, k in zip(result, keep or (False,) * len(result)))
+            kept = keep if len(keep) == len(result) else (False,) * len(result)  # a list output (split's) is one slot
+            return result.__class__(v if k else _narrowed(v) for v, k in zip(result, kept))
         return _narrowed(result)
 
     return run
@@ -107,7 +108,7 @@ def has_bfloat16(inputs) -> bool:
         if v.__class__ is list:
             if has_bfloat16(v):
                 return True
-        elif isinstance(v, (np.ndarray, np.generic)) and v.dtype == BFLOAT16:  # only NumPy has bfloat16
+        elif getattr(v, "dtype", None) is BFLOAT16:  # NumPy's one bfloat16 descriptor (no comparison: ~2x faster)
             return True
     return False
 
