@@ -94,8 +94,6 @@ def test_adamw_checks_its_arguments_as_paddle():
         paddle.optimizer.AdamW(0.1, weight_decay=1)
     with pytest.raises(ValueError, match="beta1"):
         paddle.optimizer.AdamW(0.1, beta1=1.0)
-    with pytest.raises(NotImplementedError, match="multi_precision"):
-        paddle.optimizer.AdamW(0.1, multi_precision=True)
 
 
 def test_reduce_on_plateau_cuts_the_rate_after_patience_then_cools_down(capsys):

@@ -23,6 +23,7 @@ from fleetgraph.executor.comm.collective import RingError
 from fleetgraph.executor.comm.config import CommTimeout
 from fleetgraph.executor.comm.ring import Ring
 from fleetgraph.executor.comm.wire import Kind, encode
+from fleetgraph.ir.dtypes import BFLOAT16
 from fleetgraph.ops.collective import coalesced_offsets
 
 COLLECTIVE_TRAIN = os.path.join(SCRIPTS, "collective_train.py")
@@ -122,6 +123,34 @@ def test_allreduce_and_broadcast_in_many_small_pieces(monkeypatch, nranks, trans
         np.testing.assert_array_equal(summed, sum(_contribution(r, 20_003, "float64") for r in range(nranks)))
         np.testing.assert_array_equal(ints, sum(_contribution(r, 9_999, "int32") for r in range(nranks)))
         np.testing.assert_array_equal(broadcast, _contribution(nranks - 1, 5_001, "float32"))
+
+
+@pytest.mark.parametrize("nranks", [2, 3])
+def test_bfloat16_allreduce_sums_in_float32_rounds_once_and_agrees_on_every_rank(monkeypatch, nranks, transport):
+    monkeypatch.setattr(chunks, "PIECE_BYTES", 1000)  # several pieces, and a short last one, on each transport
+    monkeypatch.setattr(shm, "SEGMENT_BYTES", 4096)
+    size = 5_001
+    # bfloat16 values of one magnitude: their float32 sums are exact, so any adding order rounds alike
+    contributions = [
+        np.random.default_rng(r).uniform(1, 2, size).astype(np.float32).astype(BFLOAT16) for r in range(nranks)
+    ]
+
+    def body(ring):
+        x = contributions[ring.rank].copy()
+        got = ring.allreduce(x, name="g")
+        assert got is x and got.dtype == BFLOAT16
+        return got, ring.broadcast(contributions[ring.rank].copy(), root=nranks - 1)
+
+    results = run_ranks(nranks, body, transport=transport)
+    _raise_first(results)
+    exact = sum(c.astype(np.float64) for c in contributions)
+    for got, broadcast in results:
+        assert got.view(np.uint16).tolist() == results[0][0].view(np.uint16).tolist()  # bit-identical ranks
+        np.testing.assert_array_equal(got.astype(np.float64), exact.astype(BFLOAT16).astype(np.float64))
+        np.testing.assert_array_equal(broadcast.view(np.uint16), contributions[-1].view(np.uint16))
+    if nranks > 2:  # adding in bfloat16 at every hop (NCCL's way) would round twice and differ somewhere
+        per_hop = contributions[0] + contributions[1] + contributions[2]
+        assert (per_hop != results[0][0]).any()
 
 
 def test_allreduce_of_a_read_only_or_strided_array_returns_a_new_array(transport):

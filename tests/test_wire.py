@@ -23,6 +23,7 @@ from fleetgraph.executor.comm.wire import (
     pack_arrays,
     unpack_arrays,
 )
+from fleetgraph.ir.dtypes import BFLOAT16
 from fleetgraph.ops.lod_tensor import LoDTensor
 from fleetgraph.ops.selected_rows import SelectedRows
 
@@ -163,3 +164,16 @@ def test_arrays_of_the_other_byte_order_arrive_as_their_values():
     assert unpacked.dtype == np.int64 and unpacked.tolist() == [1, 2]
     with pytest.raises(WireError, match="cannot be sent"):
         encode(Kind.SEND, "w", np.zeros(2, dtype=np.complex64), sender=0, seq=1)
+
+
+def test_bfloat16_arrays_travel_bit_for_bit_alone_sparse_and_packed():
+    values = np.array([[1.0, -2.5e-3, 3.0e38], [np.inf, -0.0, 7.0]], np.float32).astype(BFLOAT16)
+    frames = [bytes(memoryview(f)) for f in encode(Kind.SEND, "w", values)]
+    got = decode(frames).value
+    assert got.dtype == BFLOAT16 and got.view(np.uint16).tolist() == values.view(np.uint16).tolist()
+    sparse = decode([bytes(memoryview(f)) for f in encode(Kind.SEND, "t", SelectedRows([0, 4], values, 5))]).value
+    assert sparse.value.dtype == BFLOAT16 and sparse.rows.tolist() == [0, 4]
+    np.testing.assert_array_equal(sparse.value.astype(np.float32), values.astype(np.float32))
+    packed, ints = unpack_arrays(pack_arrays([values, np.arange(3)]))
+    assert packed.dtype == BFLOAT16 and packed.view(np.uint16).tolist() == values.view(np.uint16).tolist()
+    assert ints.tolist() == [0, 1, 2]

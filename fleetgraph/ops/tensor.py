@@ -12,6 +12,7 @@ from ._common import normalize_axis, prod, same_shape
 from ._xp import astype, contiguous, copy, dtype_of, full, reshape, scalar, split
 from .counter_rng import draw_full
 from .lod_tensor import LoDTensor
+from .selected_rows import SelectedRows
 
 # -- constants and random init --------------------------------------------------------------------
 
@@ -147,8 +148,16 @@ register_op(
     attrs={"in_dtype": "float32", "out_dtype": "float32"},
     infer_shape=_cast_infer,
     grad=_cast_grad_maker,
-    kernel=lambda xp, x, *, in_dtype, out_dtype: astype(xp, x, out_dtype),
+    kernel=lambda xp, x, *, in_dtype, out_dtype: _cast(xp, x, out_dtype),
 )
+
+
+def _cast(xp, x, out_dtype):
+    """A SelectedRows casts its values: the gradient of a sparse embedding weight that auto_cast cast."""
+    if isinstance(x, SelectedRows):
+        return SelectedRows(x.rows, astype(xp, x.value, out_dtype), x.height)
+    return astype(xp, x, out_dtype)
+
 
 # -- where ----------------------------------------------------------------------------------------
 

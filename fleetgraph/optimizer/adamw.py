@@ -43,10 +43,6 @@ class AdamW(Adam):
             raise NotImplementedError("AdamW: weight_decay as a Tensor is not built; expected a float")
         if not isinstance(weight_decay, float):
             raise TypeError("coeff should be float or Tensor.")
-        if multi_precision:
-            raise NotImplementedError(
-                "AdamW: multi_precision keeps float32 master weights of float16 parameters; fleetgraph trains float32"
-            )
         super().__init__(
             learning_rate=learning_rate,
             beta1=beta1,
@@ -55,6 +51,7 @@ class AdamW(Adam):
             parameters=parameters,
             grad_clip=grad_clip,
             lazy_mode=lazy_mode,
+            multi_precision=multi_precision,
             name=name,
         )
         self._coeff, self._apply_decay_param_fun, self._params_name = weight_decay, apply_decay_param_fun, set()

@@ -135,7 +135,7 @@ class Optimizer:
             lr = self._lr_vars[id(program)]
             lr.value = np.array([float(scheduler())], dtype=lr.dtype)
         with no_grad(), eager_guard():
-            if getattr(self, "_multi_precision", False):  # paddle.amp.decorate at O2: master weights
+            if getattr(self, "_multi_precision", False):  # multi_precision=True, or decorate at O2: masters
                 updates, back = master_weights.with_masters(self, params_grads)
                 self._apply_gradients(program, program, updates)
                 master_weights.write_back(back)
@@ -206,6 +206,13 @@ class Optimizer:
         block = update_block(program)
         start = len(block.ops)
         params_grads = sorted(params_grads, key=lambda pg: pg[0].name)  # Paddle's order
+        low = [p.name for p, _ in params_grads if p.dtype == "bfloat16"]
+        if low and getattr(self, "_multi_precision", False):  # step() passes the masters instead
+            raise NotImplementedError(
+                f"{type(self).__name__}: multi_precision=True keeps float32 master weights of bfloat16 parameters "
+                f"in dynamic mode only; this static program's {low} would be updated in bfloat16; expected "
+                "multi_precision=False or float32 parameters"
+            )
         # clipping first, then regularization, as Paddle's; set_gradient_clip's where no grad_clip
         if self._grad_clip is not None:
             params_grads = self._grad_clip(params_grads)

@@ -98,6 +98,8 @@ def declare(spec: OptimizerSpec, base: type[Optimizer] = _Declared) -> type[Opti
         common = values.pop("common", {})
         Optimizer.__init__(self, **values, **common)
         self._hyper = spec.converted(hyper)
+        # Paddle 2.0's multi_precision: float32 master weights of low-precision parameters (base.step)
+        self._multi_precision = bool(self._hyper.get("multi_precision", False))
 
     __init__.__signature__ = signature
     __init__.__qualname__ = f"{spec.name}.__init__"
@@ -153,7 +155,7 @@ Momentum = declare(
     OptimizerSpec(
         "Momentum",
         "momentum",
-        hyper={"momentum": (0.9, float), "use_nesterov": (False, bool)},
+        hyper={"momentum": (0.9, float), "use_nesterov": (False, bool), "multi_precision": (False, bool)},
         state=(State("velocity", "Velocity", "VelocityOut"),),
         attrs={"mu": "momentum", "use_nesterov": "use_nesterov"},
         signature=(
@@ -163,6 +165,7 @@ Momentum = declare(
             "use_nesterov",
             "weight_decay",
             "grad_clip",
+            "multi_precision",
             "name",
             "regularization",
             "parameter_list",
@@ -173,7 +176,13 @@ Adam = declare(
     OptimizerSpec(
         "Adam",
         "adam",
-        hyper={"beta1": (0.9, float), "beta2": (0.999, float), "epsilon": (1e-08, float), "lazy_mode": (False, None)},
+        hyper={
+            "beta1": (0.9, float),
+            "beta2": (0.999, float),
+            "epsilon": (1e-08, float),
+            "lazy_mode": (False, None),
+            "multi_precision": (False, bool),
+        },
         state=_ADAM_STATE,
         attrs={"beta1": "beta1", "beta2": "beta2", "epsilon": "epsilon", "lazy_mode": "lazy_mode"},
         signature=(
@@ -185,6 +194,7 @@ Adam = declare(
             "weight_decay",
             "grad_clip",
             "lazy_mode",
+            "multi_precision",
             "name",
             "regularization",
             "parameter_list",

@@ -1,4 +1,5 @@
-"""One trainer of a dynamic-mode data-parallel job: argv = out.npz steps api ("fleet" or "dataparallel").
+"""One trainer of a dynamic-mode data-parallel job: argv = out.npz steps api ("fleet", "dataparallel" or
+"bfloat16": paddle.DataParallel over a model decorated at O2 with bfloat16, trained under auto_cast).
 
 Each rank starts from its own seed (rank 0's parameters must win the broadcast), trains an MLP with a
 sparse embedding on its half of each batch with Momentum, and saves its parameters."""
@@ -35,10 +36,11 @@ def batches(steps, size=8):
         yield ids, x, y
 
 
-def train(model, opt, steps, rank=0, nranks=1):
+def train(model, opt, steps, rank=0, nranks=1, bfloat16=False):
     for ids, x, y in batches(steps):
         part = slice(rank * len(x) // nranks, (rank + 1) * len(x) // nranks)
-        out = model(paddle.to_tensor(ids[part]), paddle.to_tensor(x[part]))
+        with paddle.amp.auto_cast(enable=bfloat16, level="O2", dtype="bfloat16"):
+            out = model(paddle.to_tensor(ids[part]), paddle.to_tensor(x[part])).astype("float32")
         loss = paddle.mean(F.cross_entropy(out, paddle.to_tensor(y[part])))
         loss.backward()
         opt.minimize(loss)
@@ -46,12 +48,14 @@ def train(model, opt, steps, rank=0, nranks=1):
     return loss
 
 
-def make(seed):
+def make(seed, bfloat16=False):
     paddle.seed(seed)
     model = Net()
     opt = paddle.optimizer.Momentum(
         learning_rate=0.1, momentum=0.9, parameters=model.parameters(), weight_decay=paddle.regularizer.L2Decay(1e-3)
     )
+    if bfloat16:  # decorated before DataParallel wraps it, as Paddle requires
+        model, opt = paddle.amp.decorate(model, opt, level="O2", dtype="bfloat16")
     return model, opt
 
 
@@ -65,8 +69,9 @@ if __name__ == "__main__":
         model = fleet.distributed_model(model)
     else:
         paddle.distributed.init_parallel_env()
-        model, opt = make(seed=1 + env.rank)
+        model, opt = make(seed=1 + env.rank, bfloat16=api == "bfloat16")
         model = paddle.DataParallel(model)
-    loss = train(model, opt, steps, env.rank, env.world_size)
-    np.savez(out, **{p.name: p.numpy() for p in model.parameters()})
+    loss = train(model, opt, steps, env.rank, env.world_size, bfloat16=api == "bfloat16")
+    # float32 holds every bfloat16 exactly, and np.load cannot read bfloat16 back
+    np.savez(out, **{p.name: p.numpy().astype("float32") for p in model.parameters()})
     print(f"rank {env.rank} loss {float(loss):.6f}")

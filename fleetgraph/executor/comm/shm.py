@@ -22,7 +22,8 @@ only between A and B (step 3; a broadcast likewise between its two gates) and wr
 before A, after the B that ended every read of the previous piece; an output half is written
 only between A and B, after every other rank reached A and so finished step 5 of the previous
 piece.
-Every rank computes its chunk's sum in the same order, so all ranks end with bit-identical results.
+Every rank computes its chunk's sum in the same order, so all ranks end with bit-identical results;
+bfloat16 chunks are added in float32 and rounded once (ring.py says why).
 
 `attach` decides, with every rank, whether the ring can use shared memory:
   1. every rank creates its segment (O_EXCL, mode 0600) under a name with _TOKEN_BYTES of its own
@@ -55,6 +56,7 @@ import time
 
 import numpy as np
 
+from ...ir.dtypes import BFLOAT16
 from .chunks import split
 from .collective import RingError
 from .config import CommTimeout, rpc_timeout
@@ -385,6 +387,19 @@ class _Gate:
             self._sem.post(self._own.semaphore)
 
 
+def _sum(parts: list[np.ndarray], total: np.ndarray) -> None:
+    """`total` = the sum of `parts` in their order; bfloat16 ones added in float32 and rounded once."""
+    if total.dtype == BFLOAT16:
+        wide = parts[0].astype(np.float32)
+        for part in parts[1:]:
+            np.add(wide, part, out=wide)
+        total[...] = wide
+        return
+    np.add(parts[0], parts[1], out=total)
+    for part in parts[2:]:
+        np.add(total, part, out=total)
+
+
 class SharedMemory:
     """The all-reduce, broadcast and barrier of a ring whose ranks all share this host: a
     `collective.Transport`."""
@@ -416,9 +431,7 @@ class SharedMemory:
             own = chunks[r]  # 3
             parts = [piece[own] if j == r else inputs[j][own] for j in range(n)]
             total = outputs[r][own]
-            np.add(parts[0], parts[1], out=total)
-            for part in parts[2:]:
-                np.add(total, part, out=total)
+            _sum(parts, total)
             piece[own] = total
             self.gate.arrive(seq, tag, where)  # 4
             for j in range(n):  # 5

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ...ir.dtypes import BFLOAT16
 from ...ops.lod_tensor import LoDError, LoDTensor, check_lod
 from ...ops.selected_rows import SelectedRows
 
@@ -49,9 +50,10 @@ class Kind(enum.IntEnum):
     AUTH = 16  # a step of the loopback handshake (handshake.py): the step and its fields, one per line of the name
 
 
-DTYPES = ["", "float32", "float64", "float16", "int32", "int64", "uint8", "int8", "int16", "bool"]
-_CODE = {np.dtype(name): code for code, name in enumerate(DTYPES) if name}  # native byte order only
-_DTYPE = [np.dtype(name) if name else None for name in DTYPES]
+# A code is a dtype's index here: new dtypes go at the end. bfloat16 is ml_dtypes' (ir/dtypes.py).
+DTYPES = ["", "float32", "float64", "float16", "int32", "int64", "uint8", "int8", "int16", "bool", "bfloat16"]
+_DTYPE = [None, *(BFLOAT16 if name == "bfloat16" else np.dtype(name) for name in DTYPES[1:])]
+_CODE = {dtype: code for code, dtype in enumerate(_DTYPE) if dtype is not None}  # native byte order only
 _KIND = {int(kind): kind for kind in Kind}  # Kind(x) is an Enum lookup, slow at a message per array
 
 
@@ -106,6 +108,8 @@ def encode(
         dtype, shape = _CODE.get(array.dtype), array.shape
         if dtype is None:
             raise WireError(f"encode {name!r}: dtype {array.dtype.str} cannot be sent; expected one of {DTYPES[1:]}")
+        if array.dtype == BFLOAT16:  # the buffer protocol has no bfloat16: hand ZeroMQ the same bytes as uint16
+            payload[-1] = payload[-1].view(np.uint16)
     else:
         dtype, shape = 0, ()
     if kind == Kind.ERROR:
